@@ -1,0 +1,128 @@
+//! Argument parsers shared by the subcommands: numbers in decimal or `0x` hex, lists
+//! (`a,b,c`), power-of-two ranges (`2..131072`), algorithm lists (`all`), and the
+//! `--format`/`--output` pair with atomic output.
+
+use super::CliError;
+use crate::hashers::{AnyHasher, HashKey, SEED_EIGHT, all_names};
+use crate::key::parse_number;
+use crate::report::{Format, write_atomic};
+use std::path::PathBuf;
+
+/// `--format` and `--output`, common to every subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write to FILE (atomically: whole or not at all) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Writes the rendered output where the user asked.
+    pub fn emit(&self, content: &str) -> Result<(), CliError> {
+        write_atomic(self.output.as_deref(), content.as_bytes()).map_err(|e| {
+            let target = self
+                .output
+                .as_ref()
+                .map_or("stdout".to_string(), |p| p.display().to_string());
+            CliError::Usage(format!("cannot write output '{target}': {e}"))
+        })
+    }
+}
+
+/// clap value parser: a `u64` in decimal or `0x` hex.
+pub fn number(s: &str) -> Result<u64, String> {
+    parse_number(s).ok_or_else(|| format!("'{s}' is not a decimal or 0x-hex number"))
+}
+
+/// clap value parser for `--hash-key`: 32 hex digits.
+pub fn hash_key(s: &str) -> Result<HashKey, String> {
+    HashKey::parse_hex(s).ok_or_else(|| {
+        format!("'{s}' is not 32 hex digits (the 16 key bytes in order, e.g. 000102…0f)")
+    })
+}
+
+/// A comma-separated list of numbers, or a power-of-two range `A..B` (every power of two
+/// from A to B inclusive; both ends must be powers of two). With `allow_zero`, 0 may
+/// appear in a list (the `bench` convention for "global hash").
+pub fn pow2_list(s: &str, what: &str, allow_zero: bool) -> Result<Vec<u64>, CliError> {
+    let bad = |v: &str| {
+        CliError::Usage(format!(
+            "{what} '{v}' is not a power of two{}; use a list like 2,16,1024 or a range like 2..131072",
+            if allow_zero { " or 0" } else { "" }
+        ))
+    };
+    let check = |v: &str| -> Result<u64, CliError> {
+        let n = parse_number(v).ok_or_else(|| bad(v))?;
+        if n.is_power_of_two() || (allow_zero && n == 0) {
+            Ok(n)
+        } else {
+            Err(bad(v))
+        }
+    };
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        if let Some((lo, hi)) = part.split_once("..") {
+            let (lo_n, hi_n) = (check(lo)?, check(hi)?);
+            if lo_n == 0 || hi_n < lo_n {
+                return Err(CliError::Usage(format!(
+                    "{what} range '{part}' must go from a power of two up to a larger one"
+                )));
+            }
+            let mut n = lo_n;
+            while n <= hi_n {
+                out.push(n);
+                n = match n.checked_mul(2) {
+                    Some(m) => m,
+                    None => break,
+                };
+            }
+        } else {
+            out.push(check(part)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A comma-separated list of hasher names; `all` is every hasher, `seed` the eight of the
+/// seed thread.
+pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<AnyHasher>, CliError> {
+    let names: Vec<String> = match s {
+        "all" => all_names().into_iter().map(String::from).collect(),
+        "seed" => SEED_EIGHT.iter().map(|s| s.to_string()).collect(),
+        _ => s.split(',').map(|n| n.trim().to_string()).collect(),
+    };
+    names
+        .iter()
+        .map(|n| AnyHasher::by_name(n, key).map_err(CliError::usage))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KeyHasher;
+
+    #[test]
+    fn ranges_and_lists() {
+        assert_eq!(pow2_list("2..16", "buckets", false).unwrap(), [2, 4, 8, 16]);
+        assert_eq!(pow2_list("2,0x10,1024", "b", false).unwrap(), [2, 16, 1024]);
+        assert_eq!(pow2_list("2,16,0", "b", true).unwrap(), [2, 16, 0]);
+        assert_eq!(pow2_list("2..131072", "b", false).unwrap().len(), 17);
+        assert!(pow2_list("3", "b", false).is_err());
+        assert!(pow2_list("0", "b", false).is_err());
+        assert!(pow2_list("16..2", "b", false).is_err());
+        assert!(pow2_list("", "b", false).is_err());
+    }
+
+    #[test]
+    fn algo_lists() {
+        assert_eq!(algo_list("all", HashKey::DEFAULT).unwrap().len(), 22);
+        let seed = algo_list("seed", HashKey::DEFAULT).unwrap();
+        assert_eq!(seed[1].name(), "jhash2-addr");
+        let e = algo_list("jhash2,nope", HashKey::DEFAULT).unwrap_err();
+        assert!(e.to_string().contains("'nope'"));
+    }
+}

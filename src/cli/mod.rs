@@ -1,0 +1,96 @@
+//! The command-line front end (`shared/spec/cli.md`). Each subcommand has its own file with
+//! its clap arguments and a `run` that turns them into library calls and formatted output;
+//! the work itself is done by the library modules.
+//!
+//! Errors: bad input is a [`CliError::Usage`] (one line on stderr, exit status 2; clap's own
+//! parse errors also exit 2); a failure while running is a [`CliError::Runtime`] (exit 1).
+
+pub mod args;
+mod hash;
+mod list;
+
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::fmt;
+use std::process::ExitCode;
+
+pub use args::OutputArgs;
+
+/// futexhash: evaluate hash functions and bucket-table designs for Linux futex keys.
+#[derive(Debug, Parser)]
+#[command(name = "futexhash", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every hasher: name, algorithm, scope, keyed, source.
+    List(list::ListArgs),
+    /// Hash futex keys (private:MM:UADDR, anon:MM:UADDR, inode:ISEQ:PGOFF:OFFSET).
+    Hash(hash::HashArgs),
+}
+
+/// Why a subcommand failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// The user's input was bad: exit 2.
+    Usage(String),
+    /// Something failed while running: exit 1.
+    Runtime(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Usage(s) | CliError::Runtime(s) => f.write_str(s),
+        }
+    }
+}
+
+impl CliError {
+    /// A usage error from anything printable.
+    pub fn usage(msg: impl fmt::Display) -> Self {
+        CliError::Usage(msg.to_string())
+    }
+}
+
+/// Runs the command line `args` (the first item is the program name).
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0; a real parse error is one line
+            // on stderr and exit 2 (clap's usage hint lines are left out on purpose).
+            if !e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("futexhash: error: {first} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::List(a) => list::run(a),
+        Command::Hash(a) => hash::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Usage(msg)) => {
+            eprintln!("futexhash: error: {msg}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Runtime(msg)) => {
+            eprintln!("futexhash: error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}

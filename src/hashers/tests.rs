@@ -1,0 +1,282 @@
+//! Reference vectors from `shared/spec/hashers.md` §5 (lookup3, the kernel's test tables,
+//! the CRC check values, xxHash's published empty-input values) and properties that every
+//! hasher must have, written once and instantiated for each.
+
+use super::*;
+use crate::key::FutexKey;
+use proptest::prelude::*;
+
+fn key(s: &str) -> FutexKey {
+    s.parse().unwrap()
+}
+
+fn named(name: &str) -> AnyHasher {
+    AnyHasher::by_name(name, HashKey::DEFAULT).unwrap()
+}
+
+#[test]
+fn jhash2_lookup3_hashword_vectors() {
+    assert_eq!(jhash2(&[], 0), 0xdeadbeef);
+    assert_eq!(jhash2(&[], 0xdeadbeef), 0xbd5b7dde);
+    assert_eq!(jhash2(&[0], 0), 0x049396b8);
+    assert_eq!(jhash2(&[1], 0), 0x72a82a9b);
+    assert_eq!(jhash2(&[1, 2], 0), 0x8b4c7979);
+    assert_eq!(jhash2(&[1, 2, 3], 0), 0xa46158f5);
+    assert_eq!(jhash2(&[1, 2, 3, 4], 0), 0x66491246);
+    assert_eq!(jhash2(&[1, 2, 3, 4, 5, 6, 7], 0), 0x3e606a2c);
+    assert_eq!(jhash2(&[0xdeadbeef, 0xcafebabe], 0x10), 0x3881b640);
+    let words: Vec<u32> = (0..=11).collect();
+    assert_eq!(jhash2(&words, 0x12345678), 0x00b8dd62);
+}
+
+#[test]
+fn jhash_bytes_lookup3_hashlittle_vectors() {
+    assert_eq!(jhash_bytes(b"", 0), 0xdeadbeef);
+    assert_eq!(
+        jhash_bytes(b"Four score and seven years ago", 0),
+        0x17770551
+    );
+    assert_eq!(
+        jhash_bytes(b"Four score and seven years ago", 1),
+        0xcd628161
+    );
+}
+
+#[test]
+fn jhash2_futex_key_vectors() {
+    let cases = [
+        (
+            "private:0xffff888012345600:0x7f0000001010",
+            0x9aa839a9,
+            Some(0x1ba1298d),
+        ),
+        (
+            "private:0xffff888100000000:0x7ffc00000000",
+            0xb2953a23,
+            Some(0xee62b950),
+        ),
+        (
+            "private:0xffff9a0c81234c00:0x55555555a2a4",
+            0x0405820a,
+            Some(0xeff07843),
+        ),
+        ("anon:0xffff888100000000:0x7f0000000010", 0xdb6df4c9, None),
+        ("inode:1:0:0x10", 0xe5878c77, None),
+    ];
+    for (k, full, addr) in cases {
+        assert_eq!(named("jhash2").hash(&key(k)), full, "jhash2 {k}");
+        if let Some(addr) = addr {
+            assert_eq!(named("jhash2-addr").hash(&key(k)), addr, "jhash2-addr {k}");
+        }
+    }
+}
+
+#[test]
+fn hash_64_vectors() {
+    assert_eq!(hash_64(1, 32), 0x61c88646);
+    assert_eq!(hash_64(0x123456789abcdef0, 32), 0x36c58486);
+    assert_eq!(hash_64(0x123456789abcdef0, 10), 0xdb);
+    assert_eq!(hash_64(!0, 32), 0x9e3779b9);
+}
+
+#[test]
+fn hash_long_is_hash_64_of_the_folded_key() {
+    let k = key("private:0xffff888012345600:0x7f0000001010");
+    let v = k.w0() ^ k.w1() ^ u64::from(k.offset());
+    assert_eq!(u64::from(named("hash_long").hash(&k)), hash_64(v, 32));
+    let va = k.w1() ^ u64::from(k.offset());
+    assert_eq!(u64::from(named("hash_long-addr").hash(&k)), hash_64(va, 32));
+    let old = (v.wrapping_mul(0x9e37fffffffc0001) >> 32) as u32;
+    assert_eq!(named("hash_long_old").hash(&k), old);
+}
+
+#[test]
+fn crc_check_values() {
+    let d = b"123456789";
+    assert_eq!(crc32_le(0, d), 0x2dfd2d88);
+    assert_eq!(crc32_le(!0, d), 0x340bc6d9);
+    assert_eq!(!crc32_le(!0, d), 0xCBF43926);
+    assert_eq!(crc32c_raw(0, d), 0x58e3fa20);
+    assert_eq!(crc32c_raw(!0, d), 0x1cf96d7c);
+    assert_eq!(!crc32c_raw(!0, d), 0xE3069283);
+}
+
+#[test]
+fn siphash_family_kernel_test_tables() {
+    let input: Vec<u8> = (0..64).collect();
+    let table: [(usize, u64, u32, u32); 5] = [
+        (0, 0x726fdb47dd0e0e31, 0x050fc4dc, 0x5814c896),
+        (1, 0x74f839c593dc67fd, 0x7d57ca93, 0xe7e864ca),
+        (4, 0xcf2794e0277187b7, 0x88d38328, 0x7e059ea6),
+        (8, 0x93f5f5799a932462, 0x8d299a8e, 0x577999b1),
+        (63, 0x958a324ceb064572, 0xb7bbb3a8, 0x87178304),
+    ];
+    let k = HashKey::DEFAULT;
+    for (len, sip, hsip, hsip32) in table {
+        let d = &input[..len];
+        assert_eq!(siphash::siphash_2_4(k, d), sip, "siphash len {len}");
+        assert_eq!(
+            siphash::siphash_1_3(k, d) as u32,
+            hsip,
+            "hsiphash len {len}"
+        );
+        assert_eq!(
+            half_siphash_1_3([0x03020100, 0x07060504], d),
+            hsip32,
+            "hsiphash32 len {len}"
+        );
+    }
+}
+
+#[test]
+fn xxhash_empty_input_vectors() {
+    assert_eq!(xxhash_rust::xxh32::xxh32(b"", 0), 0x02CC5D05);
+    assert_eq!(xxhash_rust::xxh64::xxh64(b"", 0), 0xEF46DB3751D8E999);
+    assert_eq!(xxhash_rust::xxh3::xxh3_64(b""), 0x2D06800538D394C2);
+    assert_eq!(
+        xxhash_rust::xxh3::xxh3_64_with_seed(b"", 0),
+        0x2D06800538D394C2
+    );
+}
+
+#[test]
+fn keyed_hashers_feed_bytes_then_le32_seed() {
+    let k = key("anon:0x1122334455667788:0x99aabbccddee0ff0");
+    let mut full = k.full_bytes().to_vec();
+    full.extend_from_slice(&k.offset().to_le_bytes());
+    let mut addr = k.addr_bytes().to_vec();
+    addr.extend_from_slice(&k.offset().to_le_bytes());
+    let key = HashKey::DEFAULT;
+    assert_eq!(
+        named("siphash").hash(&k),
+        siphash::siphash_2_4(key, &full) as u32
+    );
+    assert_eq!(
+        named("siphash-addr").hash(&k),
+        siphash::siphash_2_4(key, &addr) as u32
+    );
+    assert_eq!(
+        named("hsiphash").hash(&k),
+        siphash::siphash_1_3(key, &full) as u32
+    );
+    assert_eq!(
+        named("hsiphash32-addr").hash(&k),
+        half_siphash_1_3([0x03020100, 0x07060504], &addr)
+    );
+    assert_eq!(
+        named("xxhash").hash(&k),
+        xxhash_rust::xxh64::xxh64(&full[..16], u64::from(k.offset())) as u32
+    );
+    assert_eq!(
+        named("crc32c-addr").hash(&k),
+        crc32c_raw(k.offset(), &addr[..8])
+    );
+}
+
+#[test]
+fn hash_key_changes_keyed_output_and_parses_in_byte_order() {
+    let hk = HashKey::parse_hex("000102030405060708090a0b0c0d0e0f").unwrap();
+    assert_eq!(hk, HashKey::DEFAULT);
+    assert!(HashKey::parse_hex("0001").is_none());
+    assert!(HashKey::parse_hex("zz0102030405060708090a0b0c0d0e0f").is_none());
+    let other = HashKey::parse_hex("ff0102030405060708090a0b0c0d0e0f").unwrap();
+    let k = key("private:1:0x1000");
+    for alg in ["siphash", "hsiphash", "hsiphash32"] {
+        let a = AnyHasher::by_name(alg, HashKey::DEFAULT).unwrap();
+        let b = AnyHasher::by_name(alg, other).unwrap();
+        assert_ne!(a.hash(&k), b.hash(&k), "{alg}");
+    }
+}
+
+#[test]
+fn registry_has_every_algorithm_in_both_scopes() {
+    let names = all_names();
+    assert_eq!(names.len(), 22);
+    for alg in ALGORITHMS {
+        let full = named(alg);
+        let addr = named(&format!("{alg}-addr"));
+        assert_eq!((full.name(), full.scope()), (alg, Scope::Full));
+        assert_eq!(addr.scope(), Scope::Addr);
+        assert_eq!(addr.algorithm(), alg);
+    }
+    for n in SEED_EIGHT {
+        assert!(names.contains(&n), "{n}");
+    }
+    let err = AnyHasher::by_name("nope", HashKey::DEFAULT).unwrap_err();
+    assert!(err.to_string().contains("jhash2-addr"));
+}
+
+fn inode_key() -> impl Strategy<Value = FutexKey> {
+    (any::<u64>(), any::<u64>(), 0u64..1024)
+        .prop_map(|(s, p, o)| FutexKey::inode(s, p, o * 4).unwrap())
+}
+
+/// A mixing hasher: any single-bit change of its input changes the output. `hash_long` is
+/// excluded: it is a multiply keeping 32 of 64 bits, not a mixer.
+fn is_mixing(h: &AnyHasher) -> bool {
+    !matches!(h, AnyHasher::HashLong(_))
+}
+
+/// Flip one bit of the key's image and decode it again (None if that image is invalid).
+fn flip(k: &FutexKey, byte: usize, bit: u32) -> Option<FutexKey> {
+    let mut b = k.to_bytes();
+    b[byte] ^= 1 << bit;
+    FutexKey::from_bytes(&b).ok()
+}
+
+fn check_properties(h: &AnyHasher, k: &FutexKey) -> Result<(), TestCaseError> {
+    let hk = h.hash(k);
+    prop_assert_eq!(hk, h.hash(&{ *k }), "determinism");
+    prop_assert_eq!(hk, h.hash(&k.with_node(7)), "node must not be hashed");
+    for bit in 0..64u32 {
+        let w0 = flip(k, (bit / 8) as usize, bit % 8).unwrap();
+        let w1 = flip(k, 8 + (bit / 8) as usize, bit % 8).unwrap();
+        match h.scope() {
+            Scope::Addr => prop_assert_eq!(h.hash(&w0), hk, "addr scope must ignore w0"),
+            Scope::Full if is_mixing(h) => {
+                prop_assert_ne!(h.hash(&w0), hk, "w0 bit {} of {}", bit, h.name())
+            }
+            Scope::Full => {}
+        }
+        if is_mixing(h) {
+            prop_assert_ne!(h.hash(&w1), hk, "w1 bit {} of {}", bit, h.name());
+        }
+    }
+    // Seed bits: every flip of the 12 offset bits that still gives a valid key.
+    for bit in 0..12u32 {
+        if let Some(s) = flip(k, 16 + (bit / 8) as usize, bit % 8) {
+            if is_mixing(h) {
+                prop_assert_ne!(h.hash(&s), hk, "seed bit {} of {}", bit, h.name());
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn every_hasher_has_the_common_properties(k in inode_key()) {
+        for h in all_hashers(HashKey::DEFAULT) {
+            check_properties(&h, &k)?;
+        }
+    }
+
+    #[test]
+    fn jhash2_equals_byte_jhash_on_le_image(k in crate::key::tests::any_key()) {
+        prop_assert_eq!(jhash2(&k.full_words(), k.offset()), jhash_bytes(&k.full_bytes(), k.offset()));
+        prop_assert_eq!(jhash2(&k.addr_words(), k.offset()), jhash_bytes(&k.addr_bytes(), k.offset()));
+    }
+
+    #[test]
+    fn hash_many_equals_hash(keys in proptest::collection::vec(crate::key::tests::any_key(), 0..50)) {
+        for h in all_hashers(HashKey::DEFAULT) {
+            let mut out = vec![0; keys.len()];
+            h.hash_many(&keys, &mut out);
+            for (k, o) in keys.iter().zip(&out) {
+                prop_assert_eq!(*o, h.hash(k));
+            }
+        }
+    }
+}

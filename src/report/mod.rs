@@ -1,0 +1,6 @@
+//! Reporting: text tables in the seed threads' `+-----+` style, CSV and JSON records, atomic
+//! file output (and, as later issues land, SVG plots and the Markdown report).
+
+pub mod output;
+
+pub use output::{Format, TextTable, fmt_grouped, write_atomic};
