@@ -10,6 +10,7 @@ pub mod fuzz_targets;
 pub mod hashers;
 pub mod key;
 pub mod report;
+pub mod sim;
 
 pub use hashers::{AnyHasher, HashKey, KeyHasher, Scope};
 pub use key::{FutexKey, KeyError, KeyKind};

@@ -1,0 +1,117 @@
+//! Machine profiles (`data/machines/*.toml`): the topology and the cost parameters of the
+//! simulator, either fitted by `futexhash sim calibrate` or written by hand.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Topology and costs of one machine. Costs are nanoseconds per operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineProfile {
+    /// Free text: which machine, how it was calibrated.
+    pub name: String,
+    /// Online CPUs.
+    pub cpus: u32,
+    /// NUMA nodes; CPUs are split evenly, node `n` holding CPUs `n·C/N .. (n+1)·C/N`.
+    pub nodes: u32,
+    /// Work outside the bucket lock: syscall entry/exit, `get_futex_key()`, the loop.
+    pub outside_ns: f64,
+    /// Bucket lock hold time: compare the futex word, unlock.
+    pub hold_ns: f64,
+    /// Lock hand-off when the lock's cache line moves to another CPU of the same node.
+    pub handoff_local_ns: f64,
+    /// Lock hand-off across nodes.
+    pub handoff_remote_ns: f64,
+    /// Cost of one hash per hasher name (from `cargo bench`); missing names use `default`.
+    #[serde(default)]
+    pub hash_ns: BTreeMap<String, f64>,
+}
+
+impl MachineProfile {
+    /// The hash cost of `hasher` on this machine (0 when the profile has no figure).
+    pub fn hash_cost(&self, hasher: &str) -> f64 {
+        self.hash_ns
+            .get(hasher)
+            .or_else(|| self.hash_ns.get("default"))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    /// The CPUs of node `node`.
+    pub fn node_cpus(&self, node: u32) -> Vec<u32> {
+        let per = self.cpus / self.nodes.max(1);
+        (node * per..(node + 1) * per).collect()
+    }
+
+    /// Checks that the numbers make sense; the error names the bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cpus == 0 || self.nodes == 0 || self.cpus % self.nodes != 0 {
+            return Err(format!(
+                "cpus ({}) must be a positive multiple of nodes ({})",
+                self.cpus, self.nodes
+            ));
+        }
+        for (what, v) in [
+            ("outside_ns", self.outside_ns),
+            ("hold_ns", self.hold_ns),
+            ("handoff_local_ns", self.handoff_local_ns),
+            ("handoff_remote_ns", self.handoff_remote_ns),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{what} = {v} must be a finite number ≥ 0"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads and validates a profile file.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read profile '{}': {e}", path.display()))?;
+        let p: MachineProfile = toml::from_str(&text).map_err(|e| {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or("").to_string();
+            format!("profile '{}' is not valid: {first}", path.display())
+        })?;
+        p.validate()
+            .map_err(|e| format!("profile '{}': {e}", path.display()))?;
+        Ok(p)
+    }
+
+    /// The profile as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("profile serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_round_trip_and_validation() {
+        let p = MachineProfile {
+            name: "x".into(),
+            cpus: 4,
+            nodes: 2,
+            outside_ns: 1.0,
+            hold_ns: 2.0,
+            handoff_local_ns: 3.0,
+            handoff_remote_ns: 4.0,
+            hash_ns: [("jhash2".to_string(), 5.0)].into(),
+        };
+        let back: MachineProfile = toml::from_str(&p.to_toml()).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(p.hash_cost("jhash2"), 5.0);
+        assert_eq!(p.hash_cost("crc32"), 0.0);
+        assert_eq!(p.node_cpus(1), vec![2, 3]);
+        let mut bad = p.clone();
+        bad.cpus = 3;
+        assert!(bad.validate().unwrap_err().contains("cpus"));
+        bad = p;
+        bad.hold_ns = f64::NAN;
+        assert!(bad.validate().unwrap_err().contains("hold_ns"));
+        assert!(toml::from_str::<MachineProfile>("name='a'\ncpus=1").is_err());
+    }
+}
