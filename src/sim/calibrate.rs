@@ -116,11 +116,7 @@ pub fn calibrate(
             ));
         }
     }
-    let ratio = if template.handoff_local_ns > 0.0 {
-        template.handoff_remote_ns / template.handoff_local_ns
-    } else {
-        2.0
-    };
+    let ratio = template.remote_ratio();
     let hash_ns = template.hash_cost(hasher.name());
     let w_wide = scenario.workload(hasher, wide.buckets);
     let w_narrow = scenario.workload(hasher, narrow.buckets);
@@ -205,6 +201,7 @@ mod tests {
             hold_ns: 60.0,
             handoff_local_ns: 250.0,
             handoff_remote_ns: 500.0,
+            line_miss_ns: 40.0,
             hash_ns: Default::default(),
         };
         let sc = scenario(32, 32);

@@ -8,9 +8,12 @@
 //! 1. work outside the lock (`outside_ns`: syscall entry/exit, `get_futex_key()`) plus the
 //!    hasher's own cost (`hash_ns`);
 //! 2. acquire the bucket lock of `bucket(hash(k))`: the kernel's queued spinlock is FIFO, so
-//!    the thread starts at `max(arrival, lock free)`; if the lock's cache line was last
-//!    owned by another CPU it first pays a hand-off (`handoff_local_ns` within a node,
-//!    `handoff_remote_ns` across nodes). Waiters spin, i.e. burn their own CPU;
+//!    the thread starts at `max(arrival, lock free)`. If it had to wait, the lock is handed
+//!    over from the previous holder (`handoff_local_ns` within a node, `handoff_remote_ns`
+//!    across nodes: the queued-spinlock hand-off with its cache-line traffic); if the lock
+//!    was free but its cache line was last owned by another CPU, it pays a plain line
+//!    migration (`line_miss_ns`, times the remote/local ratio across nodes). Waiters spin,
+//!    i.e. burn their own CPU;
 //! 3. hold the lock for `hold_ns` (compare the futex word, `futex_q_unlock()`).
 //!
 //! Arrivals are processed in global time order, which is exactly FIFO queueing at every
@@ -92,6 +95,8 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     let hold = ps(m.hold_ns);
     let local = ps(m.handoff_local_ns);
     let remote = ps(m.handoff_remote_ns);
+    let miss_local = ps(m.line_miss_ns);
+    let miss_remote = ps(m.line_miss_ns * m.remote_ratio());
     let cpus_per_node = (m.cpus / m.nodes.max(1)).max(1);
     let node_of = |cpu: u32| cpu / cpus_per_node;
 
@@ -121,13 +126,16 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         let lock = keys[pos[ti] % keys.len()] as usize;
         pos[ti] += 1;
         let cpu = w.cpu_of_thread[ti];
+        let contended = arrival < lock_free_at[lock];
         let mut start = arrival.max(lock_free_at[lock]);
         let last = lock_last_cpu[lock];
         if last != NO_CPU && last != cpu {
-            start += if node_of(last) == node_of(cpu) {
-                local
-            } else {
-                remote
+            let same_node = node_of(last) == node_of(cpu);
+            start += match (contended, same_node) {
+                (true, true) => local,
+                (true, false) => remote,
+                (false, true) => miss_local,
+                (false, false) => miss_remote,
             };
         }
         let release = start + hold;
@@ -206,6 +214,7 @@ mod tests {
             hold_ns: 100.0,
             handoff_local_ns: 200.0,
             handoff_remote_ns: 600.0,
+            line_miss_ns: 0.0,
             hash_ns: Default::default(),
         }
     }

@@ -23,6 +23,10 @@ pub struct MachineProfile {
     pub handoff_local_ns: f64,
     /// Lock hand-off across nodes.
     pub handoff_remote_ns: f64,
+    /// Cache-line migration of an uncontended bucket last locked by another CPU of the same
+    /// node (across nodes: times `handoff_remote_ns / handoff_local_ns`). Not fitted.
+    #[serde(default)]
+    pub line_miss_ns: f64,
     /// Cost of one hash per hasher name (from `cargo bench`); missing names use `default`.
     #[serde(default)]
     pub hash_ns: BTreeMap<String, f64>,
@@ -36,6 +40,15 @@ impl MachineProfile {
             .or_else(|| self.hash_ns.get("default"))
             .copied()
             .unwrap_or(0.0)
+    }
+
+    /// `handoff_remote_ns / handoff_local_ns` (1 when the local cost is 0).
+    pub fn remote_ratio(&self) -> f64 {
+        if self.handoff_local_ns > 0.0 {
+            self.handoff_remote_ns / self.handoff_local_ns
+        } else {
+            1.0
+        }
     }
 
     /// The CPUs of node `node`.
@@ -57,6 +70,7 @@ impl MachineProfile {
             ("hold_ns", self.hold_ns),
             ("handoff_local_ns", self.handoff_local_ns),
             ("handoff_remote_ns", self.handoff_remote_ns),
+            ("line_miss_ns", self.line_miss_ns),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{what} = {v} must be a finite number ≥ 0"));
@@ -99,6 +113,7 @@ mod tests {
             hold_ns: 2.0,
             handoff_local_ns: 3.0,
             handoff_remote_ns: 4.0,
+            line_miss_ns: 0.5,
             hash_ns: [("jhash2".to_string(), 5.0)].into(),
         };
         let back: MachineProfile = toml::from_str(&p.to_toml()).unwrap();
