@@ -9,7 +9,7 @@
 //! remote/local ratio and the hash costs are taken from the template profile.
 
 use super::profile::MachineProfile;
-use super::{SimLength, SimWorkload, round_robin_cpus, simulate};
+use super::{SimLength, SimOp, SimWorkload, round_robin_cpus, simulate};
 use crate::hashers::{AnyHasher, KeyHasher};
 use crate::key::FutexKey;
 
@@ -31,6 +31,8 @@ pub struct Scenario {
     pub cpus: Vec<u32>,
     /// Size of the global hash (used for `buckets = 0`).
     pub global_buckets: u64,
+    /// The loop the threads run.
+    pub op: SimOp,
 }
 
 impl Scenario {
@@ -55,6 +57,7 @@ impl Scenario {
             })
             .collect();
         SimWorkload {
+            op: self.op,
             buckets_per_thread,
             cpu_of_thread: round_robin_cpus(self.keys_per_thread.len(), &self.cpus),
             locks: size as usize,
@@ -181,6 +184,7 @@ mod tests {
             keys_per_thread: keys,
             cpus: (0..cpus).collect(),
             global_buckets: global_hash_size(cpus),
+            op: SimOp::WaitFail,
         }
     }
 

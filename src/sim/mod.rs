@@ -32,9 +32,23 @@ use profile::MachineProfile;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Which loop the simulated threads run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SimOp {
+    /// `perf bench futex hash`: `FUTEX_WAIT` with a wrong expected value, failing with
+    /// `EAGAIN` after locking the bucket.
+    #[default]
+    WaitFail,
+    /// `FUTEX_WAKE` on a futex nobody waits on: the lockless `futex_hb_waiters_pending()`
+    /// check returns before the lock, so only the outside work and the hash remain.
+    WakeNone,
+}
+
 /// Where each simulated thread runs and which buckets its operations hit, in order.
 #[derive(Clone, Debug)]
 pub struct SimWorkload {
+    /// The loop every thread runs.
+    pub op: SimOp,
     /// Per thread: the bucket index of each of its futexes, visited cyclically.
     pub buckets_per_thread: Vec<Vec<u32>>,
     /// Per thread: the CPU it is pinned to.
@@ -126,6 +140,25 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         let lock = keys[pos[ti] % keys.len()] as usize;
         pos[ti] += 1;
         let cpu = w.cpu_of_thread[ti];
+        if w.op == SimOp::WakeNone {
+            // No lock, no write to the bucket: the op ends where the outside work ends.
+            done[ti] += 1;
+            if done[ti] == len.warmup_ops {
+                measure_start[ti] = arrival;
+            }
+            if done[ti] > len.warmup_ops && done[ti] % 16 == 0 {
+                latencies.push(outside);
+            }
+            if done[ti] == total_ops {
+                measure_end[ti] = arrival;
+                continue;
+            }
+            let cpu_slot = &mut cpu_free_at[cpu as usize];
+            let next_begin = arrival.max(*cpu_slot);
+            *cpu_slot = next_begin + outside;
+            heap.push(Reverse((next_begin + outside, t)));
+            continue;
+        }
         let contended = arrival < lock_free_at[lock];
         let mut start = arrival.max(lock_free_at[lock]);
         let last = lock_last_cpu[lock];
@@ -227,6 +260,7 @@ mod tests {
     ) -> SimWorkload {
         let all: Vec<u32> = (0..cpus).collect();
         SimWorkload {
+            op: SimOp::WaitFail,
             buckets_per_thread: (0..threads).map(buckets).collect(),
             cpu_of_thread: round_robin_cpus(threads, &all),
             locks,
@@ -298,6 +332,15 @@ mod tests {
         let r = simulate(&m, &w, 0.0, SimLength::default());
         let alone = 1e9 / 500.0;
         assert!((r.ops_per_sec_total / alone - 1.0).abs() < 0.05, "{r:?}");
+    }
+
+    #[test]
+    fn wake_on_empty_buckets_never_contends() {
+        let m = machine(8, 2);
+        let mut w = workload(8, 8, |_| vec![0], 1);
+        w.op = SimOp::WakeNone;
+        let r = simulate(&m, &w, 25.0, SimLength::default());
+        assert!((r.ops_per_sec / (1e9 / 425.0) - 1.0).abs() < 1e-3, "{r:?}");
     }
 
     #[test]
