@@ -9,6 +9,8 @@ pub mod cli;
 pub mod hashers;
 pub mod key;
 pub mod report;
+pub mod stats;
+pub mod workload;
 
 pub use hashers::{AnyHasher, HashKey, KeyHasher, Scope};
 pub use key::{FutexKey, KeyError, KeyKind};
