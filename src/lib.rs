@@ -11,6 +11,8 @@ pub mod hashers;
 pub mod key;
 pub mod report;
 pub mod sim;
+pub mod stats;
+pub mod workload;
 
 pub use hashers::{AnyHasher, HashKey, KeyHasher, Scope};
 pub use key::{FutexKey, KeyError, KeyKind};

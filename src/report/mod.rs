@@ -2,5 +2,6 @@
 //! file output (and, as later issues land, SVG plots and the Markdown report).
 
 pub mod output;
+pub mod plot;
 
 pub use output::{Format, TextTable, fmt_grouped, write_atomic};
