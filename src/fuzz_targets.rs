@@ -7,7 +7,7 @@ use crate::hashers::{AnyHasher, HashKey, KeyHasher, all_hashers};
 use crate::key::FutexKey;
 
 /// Names of the targets, as directories under `fuzz/seeds/` and binaries in `fuzz/`.
-pub const TARGETS: &[&str] = &["key_bytes", "key_text", "hashers"];
+pub const TARGETS: &[&str] = &["key_bytes", "key_text", "hashers", "trace_line"];
 
 /// Runs the target `name` on `data`; `false` if no such target.
 pub fn run(name: &str, data: &[u8]) -> bool {
@@ -15,6 +15,7 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "key_bytes" => key_bytes(data),
         "key_text" => key_text(data),
         "hashers" => hashers(data),
+        "trace_line" => trace_line(data),
         _ => return false,
     }
     true
@@ -73,4 +74,25 @@ pub fn hashers(data: &[u8]) {
         let again = AnyHasher::by_name(h.name(), hk).expect("registry name");
         assert_eq!(again.hash(&key), v);
     }
+}
+
+/// The strace line parser and the whole-trace key extraction: never panic on any text; a
+/// parsed futex call on an aligned address gives a key, and a trace is deterministic.
+pub fn trace_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for line in text.lines() {
+        if let Ok(Some(ev)) = crate::workload::parse_strace_line(line) {
+            if let crate::workload::TraceAction::Futex { uaddr, private, .. } = ev.action {
+                let key = if private {
+                    FutexKey::private(1, uaddr)
+                } else {
+                    FutexKey::anon(1, uaddr)
+                };
+                assert_eq!(key.is_ok(), uaddr % 4 == 0, "uaddr {uaddr:#x}");
+            }
+        }
+    }
+    let a = crate::workload::trace::keys_from_strace(&text);
+    let b = crate::workload::trace::keys_from_strace(&text);
+    assert_eq!(format!("{a:?}"), format!("{b:?}"), "trace import is deterministic");
 }

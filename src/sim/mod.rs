@@ -27,6 +27,7 @@
 
 pub mod calibrate;
 pub mod profile;
+pub mod validate;
 
 use profile::MachineProfile;
 use std::cmp::Reverse;
