@@ -15,7 +15,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Largest table size accepted (the histogram of the largest table is held in memory).
-pub const MAX_BUCKETS: u64 = 1 << 26;
+pub const MAX_BUCKETS: u64 = 1 << 24;
 /// Most keys accepted.
 pub const MAX_KEYS: u64 = 1 << 27;
 
@@ -33,16 +33,19 @@ pub(super) enum Stat {
     /// Keys minus occupied buckets (with the random-function expectation as last column).
     Collisions,
     /// Collisions over their expectation (1.00 = as random; > 1 worse).
+    #[value(alias = "collisions_ratio")]
     CollisionsRatio,
     /// Empty buckets.
     Empty,
     /// Largest bucket load.
+    #[value(alias = "max_load")]
     MaxLoad,
     /// Pearson's chi-squared against uniform (expectation m − 1).
     Chi2,
     /// Upper-tail p-value of chi-squared.
     P,
     /// Lower-tail p-value of chi-squared (small = more even than random).
+    #[value(alias = "p_even")]
     PEven,
     /// −log2 of the Bonferroni-corrected p-value behind the verdict.
     Log2p,
@@ -101,7 +104,7 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     let buckets = args::pow2_list(&a.buckets, "bucket count", false)?;
     if let Some(&b) = buckets.iter().find(|&&b| b > MAX_BUCKETS) {
         return Err(CliError::Usage(format!(
-            "bucket count '{b}' is too large; at most {MAX_BUCKETS} (2^26)"
+            "bucket count '{b}' is too large; at most {MAX_BUCKETS} (2^24)"
         )));
     }
     let mut buckets_sorted = buckets.clone();
