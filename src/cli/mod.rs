@@ -6,6 +6,7 @@
 //! parse errors also exit 2); a failure while running is a [`CliError::Runtime`] (exit 1).
 
 pub mod args;
+mod dist;
 mod hash;
 mod list;
 
@@ -30,6 +31,8 @@ enum Command {
     List(list::ListArgs),
     /// Hash futex keys (private:MM:UADDR, anon:MM:UADDR, inode:ISEQ:PGOFF:OFFSET).
     Hash(hash::HashArgs),
+    /// Distribution quality of hashers on a workload's keys, every table size.
+    Dist(dist::DistArgs),
 }
 
 /// Why a subcommand failed.
@@ -81,6 +84,7 @@ where
     let result = match cli.command {
         Command::List(a) => list::run(a),
         Command::Hash(a) => hash::run(a),
+        Command::Dist(a) => dist::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

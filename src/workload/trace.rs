@@ -422,6 +422,19 @@ garbage
         assert_eq!(t.first_error.as_ref().unwrap().0, 9);
     }
 
+    proptest::proptest! {
+        /// The parser never panics, on arbitrary text or on mutated strace lines.
+        #[test]
+        fn never_panics(s in ".{0,120}", cut in 0usize..80) {
+            let _ = parse_strace_line(&s);
+            let line = "12326 futex(0x55b621fbf2a8, FUTEX_CMP_REQUEUE_PRIVATE, 1, 2147483647, 0x55b621fbf2ac, 2) = 0";
+            let cut = cut.min(line.len());
+            let _ = parse_strace_line(&line[..cut]);
+            let _ = parse_strace_line(&format!("{}{}", &line[..cut], s));
+            let _ = keys_from_strace(&s);
+        }
+    }
+
     #[test]
     fn without_clone_lines_one_process() {
         let t = keys_from_strace(

@@ -1,0 +1,388 @@
+//! `futexhash dist`: distribution and collision quality of hashers on a workload's keys
+//! for every power-of-two table size (`shared/spec/cli.md`; statistics in [`crate::stats`],
+//! workloads in [`crate::workload`]; user docs in `docs/dist.md`).
+
+use super::{CliError, OutputArgs, args};
+use crate::hashers::{HashKey, KeyHasher};
+use crate::report::plot::line_plot_svg;
+use crate::report::{Format, TextTable, fmt_grouped, output};
+use crate::stats::{
+    DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
+    assign_verdicts, diagnostics, sweep,
+};
+use crate::workload::Workload;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Largest table size accepted (the histogram of the largest table is held in memory).
+pub const MAX_BUCKETS: u64 = 1 << 24;
+/// Most keys accepted.
+pub const MAX_KEYS: u64 = 1 << 27;
+
+/// `--reduce`: the spec's two reductions, or both in one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum ReduceArg {
+    Mask,
+    High,
+    Both,
+}
+
+/// `--stat`: the statistic shown in table cells and plotted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Stat {
+    /// Keys minus occupied buckets (with the random-function expectation as last column).
+    Collisions,
+    /// Collisions over their expectation (1.00 = as random; > 1 worse).
+    #[value(alias = "collisions_ratio")]
+    CollisionsRatio,
+    /// Empty buckets.
+    Empty,
+    /// Largest bucket load.
+    #[value(alias = "max_load")]
+    MaxLoad,
+    /// Pearson's chi-squared against uniform (expectation m − 1).
+    Chi2,
+    /// Upper-tail p-value of chi-squared.
+    P,
+    /// Lower-tail p-value of chi-squared (small = more even than random).
+    #[value(alias = "p_even")]
+    PEven,
+    /// −log2 of the Bonferroni-corrected p-value behind the verdict.
+    Log2p,
+    /// pass/warn/fail.
+    Verdict,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct DistArgs {
+    /// Hashers: a comma list, `seed` (the seed thread's eight) or `all`.
+    #[arg(long, value_name = "LIST|all", default_value = "seed")]
+    algo: String,
+    /// Table sizes: powers of two as a list (16,1024) or a range (2..131072).
+    #[arg(long, value_name = "LIST|RANGE", default_value = "2..131072")]
+    buckets: String,
+    /// Key set: perf, aslr, pages, stride:N, inode, sparse, random, trace:FILE.
+    #[arg(long, value_name = "NAME", default_value = "perf")]
+    workload: String,
+    /// Number of distinct keys (default: perf 245760, trace: all its keys, others 262144).
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    keys: Option<u64>,
+    /// Seed of the workload generator.
+    #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
+    seed: u64,
+    /// Bucket reduction: mask (hash & (m-1), the kernel), high (top bits), or both.
+    #[arg(long, value_enum, default_value_t = ReduceArg::Mask)]
+    reduce: ReduceArg,
+    /// Statistic in the table cells and the plot.
+    #[arg(long, value_enum, default_value_t = Stat::Collisions)]
+    stat: Stat,
+    /// Also draw the statistic against buckets (log2 axis), one line per algorithm.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Print the per-hasher bit diagnostics (differential and avalanche) instead.
+    #[arg(long)]
+    diagnostics: bool,
+    /// Random keys sampled by --diagnostics.
+    #[arg(long, value_name = "N", value_parser = args::number, default_value = "4096")]
+    samples: u64,
+    /// Key of the keyed hashers: 32 hex digits, the 16 key bytes in order.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
+    hash_key: HashKey,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+fn run_err(e: impl std::fmt::Display) -> CliError {
+    CliError::Runtime(e.to_string())
+}
+
+pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
+    let hashers = args::algo_list(&a.algo, a.hash_key)?;
+    if a.diagnostics {
+        return run_diagnostics(&a, &hashers);
+    }
+    let buckets = args::pow2_list(&a.buckets, "bucket count", false)?;
+    if let Some(&b) = buckets.iter().find(|&&b| b > MAX_BUCKETS) {
+        return Err(CliError::Usage(format!(
+            "bucket count '{b}' is too large; at most {MAX_BUCKETS} (2^24)"
+        )));
+    }
+    let mut buckets_sorted = buckets.clone();
+    buckets_sorted.sort_unstable();
+    buckets_sorted.dedup();
+    let workload: Workload = a.workload.parse().map_err(CliError::usage)?;
+    if let Some(k) = a.keys
+        && (k == 0 || k > MAX_KEYS)
+    {
+        return Err(CliError::Usage(format!(
+            "--keys '{k}' must be between 1 and {MAX_KEYS}"
+        )));
+    }
+    let keyset = workload
+        .generate(a.keys.map(|k| k as usize), a.seed)
+        .map_err(CliError::usage)?;
+    if let Some(note) = &keyset.note {
+        eprintln!("futexhash: {note}");
+    }
+    let reduces: Vec<Reduce> = match a.reduce {
+        ReduceArg::Mask => vec![Reduce::Mask],
+        ReduceArg::High => vec![Reduce::High],
+        ReduceArg::Both => vec![Reduce::Mask, Reduce::High],
+    };
+    let wname = workload.to_string();
+    let keys = &keyset.keys;
+
+    let progress = (std::io::stderr().is_terminal() && keys.len() * hashers.len() >= 4_000_000)
+        .then(|| {
+            let pb = indicatif::ProgressBar::new(hashers.len() as u64);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                    .expect("static template"),
+            );
+            pb
+        });
+    let mut cache = ExpectationCache::default();
+    let mut records = Vec::new();
+    for h in &hashers {
+        if let Some(pb) = &progress {
+            pb.set_message(h.name());
+        }
+        records.extend(sweep(
+            h,
+            &wname,
+            keys,
+            &buckets_sorted,
+            &reduces,
+            &mut cache,
+        ));
+        if let Some(pb) = &progress {
+            pb.inc(1);
+        }
+    }
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
+    assign_verdicts(&mut records);
+
+    if let Some(path) = &a.plot {
+        plot(&a, path, &records, &reduces)?;
+    }
+    let text = match a.out.format {
+        Format::Json => output::to_json(&records).map_err(run_err)?,
+        Format::Csv => output::to_csv(&records).map_err(run_err)?,
+        Format::Table => table(
+            &a,
+            &wname,
+            keys.len(),
+            &records,
+            &hashers,
+            &buckets_sorted,
+            &reduces,
+        ),
+    };
+    a.out.emit(&text)
+}
+
+fn stat_value(stat: Stat, r: &DistRecord) -> f64 {
+    match stat {
+        Stat::Collisions => r.collisions as f64,
+        Stat::CollisionsRatio => r.collisions_ratio(),
+        Stat::Empty => r.empty as f64,
+        Stat::MaxLoad => r.max_load as f64,
+        Stat::Chi2 => r.chi2,
+        Stat::P => r.p_value,
+        Stat::PEven => r.p_value_even,
+        Stat::Log2p => r.log2_p,
+        Stat::Verdict => match r.verdict {
+            Verdict::Pass => 0.0,
+            Verdict::Warn => 1.0,
+            Verdict::Fail => 2.0,
+        },
+    }
+}
+
+fn stat_cell(stat: Stat, r: &DistRecord) -> String {
+    match stat {
+        Stat::Collisions | Stat::Empty | Stat::MaxLoad => fmt_grouped(stat_value(stat, r), 0),
+        Stat::CollisionsRatio => fmt_grouped(r.collisions_ratio(), 3),
+        Stat::Chi2 => fmt_grouped(r.chi2, 1),
+        Stat::P | Stat::PEven => format!("{:.3e}", stat_value(stat, r)),
+        Stat::Log2p => format!("{:.1}", r.log2_p),
+        Stat::Verdict => r.verdict.as_str().to_string(),
+    }
+}
+
+/// The random-function expectation of the statistic, for the last column.
+fn expected_cell(stat: Stat, r: &DistRecord) -> Option<String> {
+    Some(match stat {
+        Stat::Collisions => fmt_grouped(r.collisions_expected, 1),
+        Stat::Empty => fmt_grouped(r.empty_expected, 1),
+        Stat::MaxLoad => fmt_grouped(r.max_load_expected, 2),
+        Stat::CollisionsRatio => "1.000".to_string(),
+        Stat::Chi2 => fmt_grouped((r.buckets - 1) as f64, 1),
+        _ => return None,
+    })
+}
+
+fn stat_name(stat: Stat) -> &'static str {
+    match stat {
+        Stat::Collisions => "collisions (keys - occupied buckets)",
+        Stat::CollisionsRatio => "collisions / expected",
+        Stat::Empty => "empty buckets",
+        Stat::MaxLoad => "max load",
+        Stat::Chi2 => "chi-squared",
+        Stat::P => "chi-squared p-value (upper tail)",
+        Stat::PEven => "chi-squared p-value (lower tail: more even than random)",
+        Stat::Log2p => "-log2 corrected p-value",
+        Stat::Verdict => "verdict",
+    }
+}
+
+fn table(
+    a: &DistArgs,
+    wname: &str,
+    n: usize,
+    records: &[DistRecord],
+    hashers: &[crate::hashers::AnyHasher],
+    buckets: &[u64],
+    reduces: &[Reduce],
+) -> String {
+    let mut out = format!(
+        "# workload {wname}: {} distinct keys, seed {}; cells: {}\n",
+        fmt_grouped(n as f64, 0),
+        a.seed,
+        stat_name(a.stat)
+    );
+    let with_expected = records
+        .first()
+        .and_then(|r| expected_cell(a.stat, r))
+        .is_some();
+    let find = |algo: &str, b: u64, red: Reduce| {
+        records
+            .iter()
+            .find(|r| r.algo == algo && r.buckets == b && r.reduce == red)
+    };
+    for &red in reduces {
+        let mut headers = vec![format!("buckets ({})", red.as_str())];
+        headers.extend(hashers.iter().map(|h| h.name().to_string()));
+        if with_expected {
+            headers.push("random".to_string());
+        }
+        let mut t = TextTable::new(headers);
+        for &b in buckets {
+            let mut row = vec![fmt_grouped(b as f64, 0)];
+            let mut any = None;
+            for h in hashers {
+                let r = find(h.name(), b, red);
+                row.push(r.map_or_else(String::new, |r| stat_cell(a.stat, r)));
+                any = any.or(r);
+            }
+            if with_expected {
+                row.push(
+                    any.and_then(|r| expected_cell(a.stat, r))
+                        .unwrap_or_default(),
+                );
+            }
+            t.push(row);
+        }
+        out.push_str(&t.render());
+    }
+    let count = |v| records.iter().filter(|r| r.verdict == v).count();
+    out.push_str(&format!(
+        "verdicts: {} pass, {} warn, {} fail of {} (Bonferroni over {} tests; warn if p < 2^-{WARN_LOG2}, fail if p < 2^-{FAIL_LOG2})\n",
+        count(Verdict::Pass),
+        count(Verdict::Warn),
+        count(Verdict::Fail),
+        records.len(),
+        records.len() * TESTS_PER_RECORD
+    ));
+    let flagged: Vec<String> = records
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| {
+            format!(
+                "{}@{}/{}={}",
+                r.algo,
+                r.buckets,
+                r.reduce.as_str(),
+                r.verdict.as_str()
+            )
+        })
+        .collect();
+    if !flagged.is_empty() {
+        out.push_str(&format!("flagged: {}\n", flagged.join(" ")));
+    }
+    out
+}
+
+fn plot(
+    a: &DistArgs,
+    path: &std::path::Path,
+    records: &[DistRecord],
+    reduces: &[Reduce],
+) -> Result<(), CliError> {
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in records {
+        let name = if reduces.len() > 1 {
+            format!("{} ({})", r.algo, r.reduce.as_str())
+        } else {
+            r.algo.clone()
+        };
+        let v = (r.buckets as f64, stat_value(a.stat, r));
+        match series.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, pts)) => pts.push(v),
+            None => series.push((name, vec![v])),
+        }
+    }
+    let title = format!("futexhash dist: {} on {}", stat_name(a.stat), a.workload);
+    line_plot_svg(path, &title, "buckets", stat_name(a.stat), &series, true)
+        .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))
+}
+
+fn run_diagnostics(a: &DistArgs, hashers: &[crate::hashers::AnyHasher]) -> Result<(), CliError> {
+    if a.samples < 16 || a.samples > 1 << 20 {
+        return Err(CliError::Usage(format!(
+            "--samples '{}' must be between 16 and 1048576",
+            a.samples
+        )));
+    }
+    let recs: Vec<_> = hashers
+        .iter()
+        .map(|h| diagnostics(h, a.samples as usize, a.seed))
+        .collect();
+    let text = match a.out.format {
+        Format::Json => output::to_json(&recs).map_err(run_err)?,
+        Format::Csv => output::to_csv(&recs).map_err(run_err)?,
+        Format::Table => {
+            let mut t = TextTable::new([
+                "algo",
+                "diff min distinct",
+                "worst bit",
+                "affine bits",
+                "differential",
+                "aval worst bias",
+                "aval mean bias",
+                "avalanche",
+            ]);
+            for d in &recs {
+                t.push(vec![
+                    d.algo.clone(),
+                    fmt_grouped(d.diff_min_distinct as f64, 0),
+                    d.diff_worst_bit.clone(),
+                    format!("{}/{}", d.diff_constant_bits, d.bits),
+                    if d.diff_flagged { "FLAGGED" } else { "ok" }.to_string(),
+                    format!("{:.4}", d.avalanche_worst_bias),
+                    format!("{:.4}", d.avalanche_mean_bias),
+                    if d.avalanche_flagged { "FLAGGED" } else { "ok" }.to_string(),
+                ]);
+            }
+            format!(
+                "# bit diagnostics over {} random private keys (seed {}): distinct values of h(k)^h(k^e_i); output-bit flip bias\n{}",
+                a.samples,
+                a.seed,
+                t.render()
+            )
+        }
+    };
+    a.out.emit(&text)
+}

@@ -1,0 +1,211 @@
+//! `futexhash dist` end to end: the spec's JSON fields, table/plot output, bad input → 2.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .output()
+        .expect("run futexhash")
+}
+
+const FIELDS: [&str; 14] = [
+    "algo",
+    "workload",
+    "keys",
+    "buckets",
+    "reduce",
+    "chi2",
+    "p_value",
+    "empty",
+    "empty_expected",
+    "collisions",
+    "collisions_expected",
+    "max_load",
+    "max_load_expected",
+    "verdict",
+];
+
+#[test]
+fn json_has_every_spec_field_for_every_algo_and_size() {
+    let out = run(&[
+        "dist",
+        "--algo",
+        "all",
+        "--buckets",
+        "2..131072",
+        "--workload",
+        "perf",
+        "--keys",
+        "20000",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 22 * 17);
+    for r in recs {
+        for f in FIELDS {
+            assert!(r.get(f).is_some(), "missing {f} in {r}");
+        }
+        assert_eq!(r["workload"], "perf");
+        assert_eq!(r["keys"], 20000);
+        assert_eq!(r["reduce"], "mask");
+        assert!(["pass", "warn", "fail"].contains(&r["verdict"].as_str().unwrap()));
+        let (n, m) = (20000.0f64, r["buckets"].as_f64().unwrap());
+        // Independent check of the expectations: E[empty] = m(1-1/m)^n.
+        let e = m * (1.0 - 1.0 / m).powf(n);
+        let got = r["empty_expected"].as_f64().unwrap();
+        assert!(
+            (got - e).abs() <= 1e-9 * e.max(1e-300) + 1e-300,
+            "{got} vs {e}"
+        );
+        let c = r["collisions_expected"].as_f64().unwrap();
+        assert!((c - (n - m + e)).abs() <= 1e-6 * c.max(1.0), "{c}");
+        // collisions = keys - occupied = keys - (buckets - empty)
+        let occupied = m - r["empty"].as_f64().unwrap();
+        assert_eq!(r["collisions"].as_f64().unwrap(), n - occupied);
+    }
+    let names: std::collections::BTreeSet<_> =
+        recs.iter().map(|r| r["algo"].as_str().unwrap()).collect();
+    assert!(names.contains("hash_long_old-addr") && names.contains("siphash"));
+}
+
+#[test]
+fn table_csv_plot_and_diagnostics() {
+    let dir = std::env::temp_dir().join(format!("futexhash-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("c.svg");
+    let out = run(&[
+        "dist",
+        "--workload",
+        "pages",
+        "--keys",
+        "4096",
+        "--buckets",
+        "16..4096",
+        "--algo",
+        "hash_long,hash_long_old",
+        "--reduce",
+        "high",
+        "--stat",
+        "verdict",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("+----"), "{text}");
+    assert!(
+        text.contains("| buckets (high) | hash_long | hash_long_old |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fail"),
+        "hash_long_old on pages must fail: {text}"
+    );
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("hash_long_old")
+    );
+
+    let out = run(&[
+        "dist",
+        "--keys",
+        "1000",
+        "--buckets",
+        "64",
+        "--format",
+        "csv",
+    ]);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.starts_with("algo,workload,keys,buckets,reduce,chi2,p_value,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + 8);
+
+    let out = run(&[
+        "dist",
+        "--diagnostics",
+        "--algo",
+        "crc32,siphash",
+        "--samples",
+        "256",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["diff_flagged"], true);
+    assert_eq!(v[1]["diff_flagged"], false);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn traces_in_the_repository_load() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/traces");
+    for f in std::fs::read_dir(dir).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "strace") {
+            let w = format!("trace:{}", p.display());
+            let out = run(&[
+                "dist",
+                "--workload",
+                &w,
+                "--buckets",
+                "16",
+                "--format",
+                "json",
+            ]);
+            assert!(
+                out.status.success(),
+                "{w}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("distinct keys"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("futexhash-distbad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let nofutex = dir.join("nofutex.strace");
+    std::fs::write(&nofutex, "12 +++ exited with 0 +++\n").unwrap();
+    let nofutex = format!("trace:{}", nofutex.display());
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["dist", "--algo", "nope"],
+        vec!["dist", "--buckets", "3"],
+        vec!["dist", "--buckets", "2..1073741824"],
+        vec!["dist", "--workload", "bogus"],
+        vec!["dist", "--workload", "stride:6"],
+        vec!["dist", "--workload", "trace:/no/such/file"],
+        vec!["dist", "--workload", &nofutex],
+        vec!["dist", "--keys", "0"],
+        vec!["dist", "--keys", "12x"],
+        vec!["dist", "--reduce", "low"],
+        vec!["dist", "--keys", "100", "--output", "/no/such/dir/out.json"],
+        vec!["dist", "--keys", "100", "--plot", "/no/such/dir/p.svg"],
+    ];
+    for c in &cases {
+        let out = run(c);
+        assert_eq!(out.status.code(), Some(2), "{c:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{c:?}: {err}");
+        assert!(!err.contains("panicked"), "{c:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
