@@ -62,7 +62,15 @@ pub fn render_svg(title: &str, y_label: &str, series: &[Series]) -> Result<Strin
             .configure_mesh()
             .x_desc("hash buckets (log2 axis; dashed: global hash)")
             .y_desc(y_label)
-            .x_label_formatter(&|x| format!("{}", 2f64.powf(x.round()) as u64))
+            .x_labels(((x_hi - x_lo) as usize + 2).min(40))
+            .x_label_formatter(&|x| {
+                // Ticks only at whole powers of two.
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{}", 2f64.powf(x.round()) as u64)
+                } else {
+                    String::new()
+                }
+            })
             .y_label_formatter(&|y| crate::report::fmt_grouped(*y, 0))
             .draw()
             .map_err(|x| e(&x))?;

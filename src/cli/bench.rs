@@ -5,9 +5,10 @@
 
 use super::args::{number, pow2_list};
 use super::{CliError, OutputArgs};
-use crate::bench::kernel::{self, ChildConfig, ChildReport};
+use crate::bench::kernel::{self, ChildConfig};
 use crate::bench::plot;
 use crate::bench::record::{self, BenchRecord, RecordMeta};
+use crate::bench::runner::RunOutcome;
 use crate::bench::runner::{RunConfig, Workload, allowed_cpus};
 use crate::key::parse_number;
 use crate::report::{Format, output};
@@ -312,7 +313,7 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
         b
     });
 
-    let mut results: Vec<(BenchRecord, ChildReport)> = Vec::new();
+    let mut results: Vec<Measured> = Vec::new();
     for &(threads, slots) in &configs {
         if let Some(b) = &bar {
             b.set_message(format!(
@@ -383,7 +384,11 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
         if let Some(b) = &bar {
             b.inc(1);
         }
-        results.push((rec, report));
+        results.push(Measured {
+            hash_line: record::kernel_hash_line(report.slots_requested, report.slots_applied),
+            record: rec,
+            outcome: report.outcome,
+        });
     }
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -391,12 +396,18 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
     emit(args, plan, &results)
 }
 
-fn emit(
-    args: &BenchArgs,
-    plan: &Plan,
-    results: &[(BenchRecord, ChildReport)],
-) -> Result<(), CliError> {
-    let records: Vec<BenchRecord> = results.iter().map(|r| r.0.clone()).collect();
+/// One measured configuration, whatever the backend: its record, the raw outcome (for
+/// perf's per-thread lines) and perf's "Futex hashing: ..." line.
+struct Measured {
+    record: BenchRecord,
+    outcome: RunOutcome,
+    hash_line: String,
+}
+
+/// Writes the plot (if asked) and the records: perf's lines for a single configuration in
+/// table format, the sweep table otherwise, or CSV/JSON.
+fn emit(args: &BenchArgs, plan: &Plan, results: &[Measured]) -> Result<(), CliError> {
+    let records: Vec<BenchRecord> = results.iter().map(|r| r.record.clone()).collect();
     if let Some(path) = &args.plot {
         let title = format!(
             "futex {} throughput, {} futexes/thread, {} s",
@@ -416,13 +427,13 @@ fn emit(
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Csv => output::to_csv(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Table if results.len() == 1 => {
-            let (rec, rep) = &results[0];
+            let m = &results[0];
             record::perf_lines(
-                rec,
-                &rep.outcome,
+                &m.record,
+                &m.outcome,
                 plan.runtime.as_secs_f64(),
                 args.silent,
-                &record::kernel_hash_line(rep.slots_requested, rep.slots_applied),
+                &m.hash_line,
             )
         }
         Format::Table => {
