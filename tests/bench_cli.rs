@@ -285,3 +285,38 @@ fn model_backend_is_not_available_yet() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not available yet"));
 }
+
+#[test]
+fn without_private_hash_only_the_global_hash_runs() {
+    // Simulates a kernel without PR_FUTEX_HASH (the hook makes the probe answer "no").
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .env("FUTEXHASH_ASSUME_NO_PRIVATE_HASH", "1")
+        .args([
+            "bench",
+            "--backend",
+            "kernel",
+            "-t",
+            "1",
+            "-f",
+            "8",
+            "-r",
+            "0.05",
+            "-b",
+            "2,16,0",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("no private futex hash"), "{err}");
+    assert!(err.contains("skipping bucket counts 2,16"), "{err}");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["buckets"], 0);
+    assert_eq!(recs[0]["table"], "global");
+    assert!(recs[0]["slots_applied"].is_null());
+    assert!(recs[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
+}

@@ -61,9 +61,17 @@ pub fn set_slots(slots: u64) -> Result<(), i32> {
     if rc < 0 { Err(errno()) } else { Ok(()) }
 }
 
+/// Environment variable that makes [`private_hash_supported`] answer "no", so the
+/// fallback for kernels without `PR_FUTEX_HASH` (global hash only) can be tested on a
+/// kernel that has it.
+pub const ASSUME_NO_PRIVATE_HASH_ENV: &str = "FUTEXHASH_ASSUME_NO_PRIVATE_HASH";
+
 /// Whether this kernel has the private futex hash (`PR_FUTEX_HASH`). Reading the slot
 /// count changes nothing, so this is safe to call in the parent process.
 pub fn private_hash_supported() -> bool {
+    if std::env::var_os(ASSUME_NO_PRIVATE_HASH_ENV).is_some_and(|v| v == "1") {
+        return false;
+    }
     get_slots().is_ok()
 }
 
@@ -254,7 +262,7 @@ pub fn run_here(cfg: &ChildConfig) -> Result<ChildReport, KernelError> {
     }
     let outcome = runner::run(&KernelBackend { shared: cfg.shared }, &cfg.run)
         .map_err(|e| runtime_err(e.0))?;
-    let slots_applied = get_slots().ok();
+    let slots_applied = if private_hash { get_slots().ok() } else { None };
     if let (Some(want), Some(got)) = (cfg.slots, slots_applied)
         && want != got
     {
