@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Largest accepted thread count, futex count per thread, and private slot count.
-const MAX_THREADS: u64 = 65_536;
+const MAX_THREADS: u64 = 16_384;
 const MAX_FUTEXES: u64 = 1 << 24;
 const MAX_SLOTS: u64 = 1 << 24;
 
@@ -466,6 +466,6 @@ mod tests {
         assert_eq!(parse_threads("1,2,0x4").unwrap(), [1, 2, 4]);
         assert!(parse_threads("0").is_err());
         assert!(parse_threads("1,,2").is_err());
-        assert!(parse_threads("65537").is_err());
+        assert!(parse_threads("16385").is_err());
     }
 }
