@@ -39,6 +39,12 @@ pub struct BenchRecord {
     pub latency_ns_p99: u64,
     /// Sampled per-operation latency, 99.9th percentile, ns.
     pub latency_ns_p999: u64,
+    /// Mean per-thread operations per second of *CPU time* (`CLOCK_THREAD_CPUTIME_ID`):
+    /// the cost of an operation, unaffected by other processes competing for the CPUs.
+    pub ops_per_cpu_sec: f64,
+    /// CPU time the worker threads got, as a fraction of their wall-clock time (1 = never
+    /// preempted; well below 1 means the machine was busy and `ops_per_sec` is low for it).
+    pub cpu_share: f64,
     /// `hash` (wait that fails) or `wake` (wake with no waiters).
     pub workload: &'static str,
     /// Shared (not `FUTEX_PRIVATE_FLAG`) futexes.
@@ -96,6 +102,19 @@ impl BenchRecord {
             latency_ns_p50: outcome.latency_ns_p50,
             latency_ns_p99: outcome.latency_ns_p99,
             latency_ns_p999: outcome.latency_ns_p999,
+            ops_per_cpu_sec: ThroughputStats::from_rates(
+                &outcome
+                    .threads
+                    .iter()
+                    .map(|t| t.rate_per_cpu_sec())
+                    .collect::<Vec<_>>(),
+            )
+            .mean,
+            cpu_share: {
+                let wall: f64 = outcome.threads.iter().map(|t| t.secs).sum();
+                let cpu: f64 = outcome.threads.iter().map(|t| t.cpu_secs).sum();
+                if wall > 0.0 { cpu / wall } else { 0.0 }
+            },
             workload: meta.workload.as_str(),
             shared: meta.shared,
             slots_applied: meta.slots_applied,
@@ -263,6 +282,7 @@ mod tests {
                     cpu: Some(0),
                     ops: r,
                     secs: 1.0,
+                    cpu_secs: 0.5,
                     unexpected: 0,
                     first_addr: 0x1000,
                     last_addr: 0x1ffc,
@@ -315,6 +335,9 @@ mod tests {
         );
         assert_eq!((r.ops_per_sec, r.ops_per_sec_total), (200.0, 400.0));
         assert!((r.stderr_pct - 50.0).abs() < 1e-9);
+        // Half a CPU-second each: 200 and 600 ops per CPU-second, mean 400; share 0.5.
+        assert!((r.ops_per_cpu_sec - 400.0).abs() < 1e-9);
+        assert!((r.cpu_share - 0.5).abs() < 1e-12);
         assert_eq!(r.threads, 2);
     }
 

@@ -99,6 +99,9 @@ pub struct ThreadOutcome {
     pub ops: u64,
     /// Its own running time, seconds.
     pub secs: f64,
+    /// CPU time the thread consumed while running, seconds (`CLOCK_THREAD_CPUTIME_ID`).
+    /// Below `secs` when other processes took the CPU from it.
+    pub cpu_secs: f64,
     /// Operations that did not return what the workload expects (perf warns on these).
     pub unexpected: u64,
     /// Address of its first futex word.
@@ -108,6 +111,16 @@ pub struct ThreadOutcome {
 }
 
 impl ThreadOutcome {
+    /// Operations per second of CPU time this thread got (the cost of an operation,
+    /// independent of how much the scheduler let it run).
+    pub fn rate_per_cpu_sec(&self) -> f64 {
+        if self.cpu_secs > 0.0 {
+            self.ops as f64 / self.cpu_secs
+        } else {
+            0.0
+        }
+    }
+
     /// Operations per second of this thread.
     pub fn rate(&self) -> f64 {
         if self.secs > 0.0 {
@@ -186,6 +199,21 @@ fn pin_current_thread(cpu: usize) -> bool {
     unsafe { libc::CPU_SET(cpu, &mut set) };
     // SAFETY: pid 0 is the calling thread; pointer and size describe `set`.
     unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) == 0 }
+}
+
+/// CPU time consumed so far by the calling thread, seconds (0 if the clock is missing).
+fn thread_cpu_secs() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc == 0 {
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    } else {
+        0.0
+    }
 }
 
 /// The start gate: workers report ready and wait until the main thread opens (or aborts).
@@ -285,16 +313,19 @@ pub fn run<B: Backend>(backend: &B, cfg: &RunConfig) -> Result<RunOutcome, RunEr
                         }
                     }
                     let start = Instant::now();
+                    let cpu0 = thread_cpu_secs();
                     let (ops, unexpected) = match cfg.workload {
                         Workload::Hash => spin::<_, false>(&mut w, cfg.futexes, stop, &mut hist),
                         Workload::Wake => spin::<_, true>(&mut w, cfg.futexes, stop, &mut hist),
                     };
                     let secs = start.elapsed().as_secs_f64();
+                    let cpu_secs = (thread_cpu_secs() - cpu0).max(0.0);
                     Some(ThreadRaw {
                         outcome: ThreadOutcome {
                             cpu: pinned.then_some(cpu),
                             ops,
                             secs,
+                            cpu_secs,
                             unexpected,
                             first_addr: w.word_addr(0),
                             last_addr: w.word_addr(cfg.futexes - 1),
@@ -420,6 +451,11 @@ mod tests {
             assert_eq!(t.unexpected, 0);
             assert_eq!(t.last_addr - t.first_addr, 6 * std::mem::size_of::<u32>());
             assert!(t.secs > 0.0);
+            // A busy loop consumes CPU time, but never more than the wall-clock time.
+            assert!(
+                t.cpu_secs > 0.0 && t.cpu_secs <= t.secs * 1.01 + 1e-3,
+                "{t:?}"
+            );
         }
         let total: u64 = out.threads.iter().map(|t| t.ops).sum();
         // One sample per SAMPLE_PERIOD operations, per thread (counted down from the start).

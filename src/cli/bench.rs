@@ -393,6 +393,17 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(worst) = results
+        .iter()
+        .map(|m| m.record.cpu_share)
+        .min_by(f64::total_cmp)
+        && worst < 0.9
+    {
+        warn(&format!(
+            "busy machine: the worker threads got as little as {:.0}% of their wall-clock              time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
+            worst * 100.0
+        ));
+    }
     emit(args, plan, &results)
 }
 
