@@ -400,7 +400,8 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
         && worst < 0.9
     {
         warn(&format!(
-            "busy machine: the worker threads got as little as {:.0}% of their wall-clock              time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
+            "busy machine: the worker threads got as little as {:.0}% of their wall-clock \
+             time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
             worst * 100.0
         ));
     }
