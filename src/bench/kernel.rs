@@ -4,8 +4,10 @@
 //! `tools/perf/bench/futex.c` drives it the same way).
 //!
 //! `PR_FUTEX_HASH_SET_SLOTS` takes 0 (use the global hash: irreversible for the process) or
-//! a power of two ≥ 2 (a private table of that many buckets, hashed with the kernel's
-//! jhash2); the 4th argument must be 0. A user-chosen size wins over the kernel's
+//! a power of two ≥ 2 (a private table of that many buckets); the 4th argument must be 0.
+//! In Linux 6.18 the private table hashes only the address words of the key
+//! (`__futex_hash_private()`: `jhash2(&key->private.address, 2, key->both.offset)`, the
+//! seed's `jhash2-addr`), the global table the whole key (`jhash2`, 4 words + offset). A user-chosen size wins over the kernel's
 //! automatic sizing on thread creation. Because each setting sticks to the process,
 //! every configuration of a sweep runs in a child process: the parent re-executes this
 //! binary (`futexhash bench --internal-child JSON`), the child sets the slots, runs the
