@@ -265,12 +265,12 @@ pub fn run_here(cfg: &ChildConfig) -> Result<ChildReport, KernelError> {
     let outcome = runner::run(&KernelBackend { shared: cfg.shared }, &cfg.run)
         .map_err(|e| runtime_err(e.0))?;
     let slots_applied = if private_hash { get_slots().ok() } else { None };
-    if let (Some(want), Some(got)) = (cfg.slots, slots_applied)
-        && want != got
-    {
-        return Err(runtime_err(format!(
-            "requested {want} private hash slots but after the run the kernel uses {got}"
-        )));
+    if let (Some(want), Some(got)) = (cfg.slots, slots_applied) {
+        if want != got {
+            return Err(runtime_err(format!(
+                "requested {want} private hash slots but after the run the kernel uses {got}"
+            )));
+        }
     }
     Ok(ChildReport {
         pid: std::process::id(),

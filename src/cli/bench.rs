@@ -239,17 +239,13 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
             "--layout applies to the model backend; the kernel's layout is its own",
         ));
     }
-    if let Some(a) = &args.algo
-        && a != "kernel"
-    {
+    if let Some(a) = args.algo.as_deref().filter(|&a| a != "kernel") {
         return Err(CliError::Usage(format!(
             "--algo '{a}' applies to the model backend; the kernel backend always uses the \
              kernel's own hash (jhash2), --algo kernel"
         )));
     }
-    if let Some(b) = &plan.buckets
-        && b.contains(&1)
-    {
+    if plan.buckets.as_ref().is_some_and(|b| b.contains(&1)) {
         return Err(CliError::usage(
             "bucket count '1' is refused by the kernel; use 0 (global hash) or a power of two >= 2",
         ));
@@ -393,12 +389,11 @@ fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Some(worst) = results
+    let worst = results
         .iter()
         .map(|m| m.record.cpu_share)
-        .min_by(f64::total_cmp)
-        && worst < 0.9
-    {
+        .min_by(f64::total_cmp);
+    if let Some(worst) = worst.filter(|&w| w < 0.9) {
         warn(&format!(
             "busy machine: the worker threads got as little as {:.0}% of their wall-clock \
              time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
