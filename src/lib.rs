@@ -5,6 +5,7 @@
 //! calls it.
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod cli;
 pub mod fuzz_targets;
 pub mod hashers;

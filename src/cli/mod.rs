@@ -6,6 +6,7 @@
 //! parse errors also exit 2); a failure while running is a [`CliError::Runtime`] (exit 1).
 
 pub mod args;
+mod bench;
 mod dist;
 mod hash;
 mod list;
@@ -31,6 +32,8 @@ enum Command {
     List(list::ListArgs),
     /// Hash futex keys (private:MM:UADDR, anon:MM:UADDR, inode:ISEQ:PGOFF:OFFSET).
     Hash(hash::HashArgs),
+    /// End-to-end throughput, as `perf bench futex hash` (model table or real kernel).
+    Bench(bench::BenchArgs),
     /// Distribution quality of hashers on a workload's keys, every table size.
     Dist(dist::DistArgs),
 }
@@ -84,6 +87,7 @@ where
     let result = match cli.command {
         Command::List(a) => list::run(a),
         Command::Hash(a) => hash::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Dist(a) => dist::run(a),
     };
     match result {

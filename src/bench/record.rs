@@ -1,0 +1,411 @@
+//! Results of `futexhash bench` as records (the fields of `shared/spec/cli.md`), and their
+//! renderings: perf's own lines for a single configuration, the seed thread's table for a
+//! sweep (rows = buckets, columns = algorithms or backends), and plot series.
+
+use super::runner::{RunOutcome, Workload};
+use super::stats::ThroughputStats;
+use crate::report::{TextTable, fmt_grouped};
+use serde::Serialize;
+
+/// One measured configuration. The first fields are the stable ones of the spec; the rest
+/// are extras.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchRecord {
+    /// `kernel` or `model`.
+    pub backend: String,
+    /// Hasher name; `kernel` for the kernel's own jhash2.
+    pub algo: String,
+    /// `global`, `private` or `numa`.
+    pub table: String,
+    /// `aligned`, `packed`, or `kernel`.
+    pub layout: String,
+    /// Hash buckets (private slots); 0 = the global hash.
+    pub buckets: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Futex words per thread.
+    pub futexes: usize,
+    /// Measured wall-clock run time, seconds.
+    pub runtime_s: f64,
+    /// Mean per-thread operations/sec (perf's "Averaged").
+    pub ops_per_sec: f64,
+    /// Sum over threads.
+    pub ops_per_sec_total: f64,
+    /// Standard error of the mean, percent of the mean (perf's "+-").
+    pub stderr_pct: f64,
+    /// Sampled per-operation latency, median, ns.
+    pub latency_ns_p50: u64,
+    /// Sampled per-operation latency, 99th percentile, ns.
+    pub latency_ns_p99: u64,
+    /// Sampled per-operation latency, 99.9th percentile, ns.
+    pub latency_ns_p999: u64,
+    /// Mean per-thread operations per second of *CPU time* (`CLOCK_THREAD_CPUTIME_ID`):
+    /// the cost of an operation, unaffected by other processes competing for the CPUs.
+    pub ops_per_cpu_sec: f64,
+    /// CPU time the worker threads got, as a fraction of their wall-clock time (1 = never
+    /// preempted; well below 1 means the machine was busy and `ops_per_sec` is low for it).
+    pub cpu_share: f64,
+    /// `hash` (wait that fails) or `wake` (wake with no waiters).
+    pub workload: &'static str,
+    /// Shared (not `FUTEX_PRIVATE_FLAG`) futexes.
+    pub shared: bool,
+    /// Kernel only: private hash slots read back with `PR_FUTEX_HASH_GET_SLOTS` after the
+    /// run (null: not a kernel run, or the kernel lacks `PR_FUTEX_HASH`).
+    pub slots_applied: Option<u64>,
+    /// Process that ran the configuration.
+    pub pid: u32,
+    /// Operations that did not fail/return as the workload expects.
+    pub unexpected: u64,
+}
+
+/// The parts of a record that do not come from the measurement.
+#[derive(Clone, Debug)]
+pub struct RecordMeta {
+    /// `kernel` or `model`.
+    pub backend: String,
+    /// Hasher name.
+    pub algo: String,
+    /// Table kind.
+    pub table: String,
+    /// Bucket layout.
+    pub layout: String,
+    /// Buckets actually used (0 = global).
+    pub buckets: u64,
+    /// Futex words per thread.
+    pub futexes: usize,
+    /// Workload.
+    pub workload: Workload,
+    /// Shared futexes.
+    pub shared: bool,
+    /// Slots read back from the kernel.
+    pub slots_applied: Option<u64>,
+    /// Process id.
+    pub pid: u32,
+}
+
+impl BenchRecord {
+    /// Combines the description of a run with what it measured.
+    pub fn new(meta: RecordMeta, outcome: &RunOutcome) -> Self {
+        let stats = ThroughputStats::from_rates(&outcome.rates());
+        BenchRecord {
+            backend: meta.backend,
+            algo: meta.algo,
+            table: meta.table,
+            layout: meta.layout,
+            buckets: meta.buckets,
+            threads: outcome.threads.len(),
+            futexes: meta.futexes,
+            runtime_s: outcome.runtime_s,
+            ops_per_sec: stats.mean,
+            ops_per_sec_total: stats.total,
+            stderr_pct: stats.stderr_pct(),
+            latency_ns_p50: outcome.latency_ns_p50,
+            latency_ns_p99: outcome.latency_ns_p99,
+            latency_ns_p999: outcome.latency_ns_p999,
+            ops_per_cpu_sec: ThroughputStats::from_rates(
+                &outcome
+                    .threads
+                    .iter()
+                    .map(|t| t.rate_per_cpu_sec())
+                    .collect::<Vec<_>>(),
+            )
+            .mean,
+            cpu_share: {
+                let wall: f64 = outcome.threads.iter().map(|t| t.secs).sum();
+                let cpu: f64 = outcome.threads.iter().map(|t| t.cpu_secs).sum();
+                if wall > 0.0 { cpu / wall } else { 0.0 }
+            },
+            workload: meta.workload.as_str(),
+            shared: meta.shared,
+            slots_applied: meta.slots_applied,
+            pid: meta.pid,
+            unexpected: outcome.threads.iter().map(|t| t.unexpected).sum(),
+        }
+    }
+
+    /// The column a sweep table puts this record in: `kernel`, or the model's hasher.
+    pub fn column_label(&self) -> String {
+        if self.backend == "kernel" {
+            "kernel".to_string()
+        } else {
+            self.algo.clone()
+        }
+    }
+}
+
+/// A runtime as the user gave it: whole seconds as an integer (as perf prints them),
+/// fractions with up to 3 decimals.
+pub fn fmt_secs(secs: f64) -> String {
+    if secs.fract() == 0.0 {
+        format!("{}", secs as u64)
+    } else {
+        let s = format!("{secs:.3}");
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+/// perf's output for one configuration (`tools/perf/bench/futex-hash.c` and `futex.c`,
+/// Linux 6.16+): the header, "Run summary", per-thread lines unless `silent`, "Averaged",
+/// and `hash_line` ("Futex hashing: ...").
+pub fn perf_lines(
+    record: &BenchRecord,
+    outcome: &RunOutcome,
+    requested_secs: f64,
+    silent: bool,
+    hash_line: &str,
+) -> String {
+    let mut s = String::new();
+    s.push_str("# Running 'futex/hash' benchmark:\n");
+    if record.workload != "hash" {
+        s.push_str("# (workload: wake on futexes without waiters)\n");
+    }
+    s.push_str(&format!(
+        "Run summary [PID {}]: {} threads, each operating on {} [{}] futexes for {} secs.\n\n",
+        record.pid,
+        record.threads,
+        record.futexes,
+        if record.shared { "shared" } else { "private" },
+        fmt_secs(requested_secs),
+    ));
+    if !silent {
+        for (i, t) in outcome.threads.iter().enumerate() {
+            let rate = t.rate() as u64;
+            if record.futexes == 1 {
+                s.push_str(&format!(
+                    "[thread {i:2}] futex: {:#x} [ {rate} ops/sec ]\n",
+                    t.first_addr
+                ));
+            } else {
+                s.push_str(&format!(
+                    "[thread {i:2}] futexes: {:#x} ... {:#x} [ {rate} ops/sec ]\n",
+                    t.first_addr, t.last_addr
+                ));
+            }
+        }
+    }
+    // perf: "%sAveraged %ld operations/sec (+- %.2f%%), total secs = %d\n"; the total is
+    // whole seconds for whole-second runs, as perf, and shows fractions otherwise.
+    let total = if requested_secs.fract() == 0.0 {
+        format!("{}", record.runtime_s as u64)
+    } else {
+        format!("{:.2}", record.runtime_s)
+    };
+    s.push_str(&format!(
+        "{}Averaged {} operations/sec (+- {:.2}%), total secs = {}\n",
+        if silent { "" } else { "\n" },
+        record.ops_per_sec as u64,
+        record.stderr_pct,
+        total
+    ));
+    s.push_str(hash_line);
+    s.push('\n');
+    s
+}
+
+/// perf's "Futex hashing: ..." line for a kernel run (`futex_print_nbuckets()`).
+pub fn kernel_hash_line(requested: Option<u64>, applied: Option<u64>) -> String {
+    match (requested, applied) {
+        (Some(0), _) | (_, None) | (None, Some(0)) => "Futex hashing: global hash".to_string(),
+        (Some(n), _) => format!("Futex hashing: {n} hash buckets"),
+        (None, Some(n)) => format!("Futex hashing: auto resized to {n} buckets"),
+    }
+}
+
+/// The seed thread's table: one row per (threads, buckets), one column per
+/// [`BenchRecord::column_label`], cells = mean per-thread ops/sec with thousands
+/// separators. The threads column appears only when more than one thread count was run.
+pub fn sweep_table(records: &[BenchRecord]) -> String {
+    let mut columns: Vec<String> = Vec::new();
+    let mut rows: Vec<(usize, u64)> = Vec::new();
+    for r in records {
+        let c = r.column_label();
+        if !columns.contains(&c) {
+            columns.push(c);
+        }
+        if !rows.contains(&(r.threads, r.buckets)) {
+            rows.push((r.threads, r.buckets));
+        }
+    }
+    let many_threads = rows.iter().any(|r| r.0 != rows[0].0);
+    let mut headers: Vec<String> = Vec::new();
+    if many_threads {
+        headers.push("threads".into());
+    }
+    headers.push("buckets".into());
+    headers.extend(columns.iter().cloned());
+    let mut t = TextTable::new(headers);
+    for &(threads, buckets) in &rows {
+        let mut row = Vec::new();
+        if many_threads {
+            row.push(threads.to_string());
+        }
+        row.push(buckets.to_string());
+        for c in &columns {
+            let cell = records
+                .iter()
+                .find(|r| r.threads == threads && r.buckets == buckets && &r.column_label() == c)
+                .map_or_else(|| "-".to_string(), |r| fmt_grouped(r.ops_per_sec, 1));
+            row.push(cell);
+        }
+        t.push(row);
+    }
+    t.render()
+}
+
+/// Plot series: one per (column label, thread count), points (buckets, ops/sec).
+pub fn plot_series(records: &[BenchRecord]) -> Vec<super::plot::Series> {
+    let mut out: Vec<super::plot::Series> = Vec::new();
+    for r in records {
+        let label = format!("{} t={}", r.column_label(), r.threads);
+        match out.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push((r.buckets, r.ops_per_sec)),
+            None => out.push(super::plot::Series {
+                label,
+                points: vec![(r.buckets, r.ops_per_sec)],
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::runner::ThreadOutcome;
+
+    fn outcome(rates: &[u64]) -> RunOutcome {
+        RunOutcome {
+            runtime_s: 1.0004,
+            threads: rates
+                .iter()
+                .map(|&r| ThreadOutcome {
+                    cpu: Some(0),
+                    ops: r,
+                    secs: 1.0,
+                    cpu_secs: 0.5,
+                    unexpected: 0,
+                    first_addr: 0x1000,
+                    last_addr: 0x1ffc,
+                })
+                .collect(),
+            latency_ns_p50: 300,
+            latency_ns_p99: 900,
+            latency_ns_p999: 2000,
+            latency_samples: 10,
+        }
+    }
+
+    fn record(buckets: u64, threads: usize, ops: f64, backend: &str, algo: &str) -> BenchRecord {
+        let mut r = BenchRecord::new(
+            RecordMeta {
+                backend: backend.into(),
+                algo: algo.into(),
+                table: "private".into(),
+                layout: "kernel".into(),
+                buckets,
+                futexes: 1024,
+                workload: Workload::Hash,
+                shared: false,
+                slots_applied: Some(buckets),
+                pid: 42,
+            },
+            &outcome(&[1, 1]),
+        );
+        r.threads = threads;
+        r.ops_per_sec = ops;
+        r
+    }
+
+    #[test]
+    fn record_uses_perf_statistics() {
+        let r = BenchRecord::new(
+            RecordMeta {
+                backend: "kernel".into(),
+                algo: "kernel".into(),
+                table: "private".into(),
+                layout: "kernel".into(),
+                buckets: 16,
+                futexes: 1024,
+                workload: Workload::Hash,
+                shared: false,
+                slots_applied: Some(16),
+                pid: 7,
+            },
+            &outcome(&[100, 300]),
+        );
+        assert_eq!((r.ops_per_sec, r.ops_per_sec_total), (200.0, 400.0));
+        assert!((r.stderr_pct - 50.0).abs() < 1e-9);
+        // Half a CPU-second each: 200 and 600 ops per CPU-second, mean 400; share 0.5.
+        assert!((r.ops_per_cpu_sec - 400.0).abs() < 1e-9);
+        assert!((r.cpu_share - 0.5).abs() < 1e-12);
+        assert_eq!(r.threads, 2);
+    }
+
+    #[test]
+    fn perf_lines_read_like_perf() {
+        let o = outcome(&[100, 300]);
+        let r = record(16, 2, 200.0, "kernel", "kernel");
+        let text = perf_lines(&r, &o, 1.0, false, &kernel_hash_line(Some(16), Some(16)));
+        let want = "# Running 'futex/hash' benchmark:\n\
+            Run summary [PID 42]: 2 threads, each operating on 1024 [private] futexes for 1 secs.\n\
+            \n\
+            [thread  0] futexes: 0x1000 ... 0x1ffc [ 100 ops/sec ]\n\
+            [thread  1] futexes: 0x1000 ... 0x1ffc [ 300 ops/sec ]\n\
+            \n\
+            Averaged 200 operations/sec (+- 0.00%), total secs = 1\n\
+            Futex hashing: 16 hash buckets\n";
+        // stderr_pct of the doctored record is that of rates [1, 1]: 0.
+        assert_eq!(text, want);
+        let silent = perf_lines(&r, &o, 0.5, true, "Futex hashing: global hash");
+        assert!(silent.contains("futexes for 0.5 secs.\n\nAveraged 200"));
+        assert!(silent.contains("total secs = 1.00\n"));
+        assert!(!silent.contains("[thread"));
+    }
+
+    #[test]
+    fn hash_lines() {
+        assert_eq!(
+            kernel_hash_line(Some(0), Some(0)),
+            "Futex hashing: global hash"
+        );
+        assert_eq!(
+            kernel_hash_line(Some(8), Some(8)),
+            "Futex hashing: 8 hash buckets"
+        );
+        assert_eq!(
+            kernel_hash_line(None, Some(32)),
+            "Futex hashing: auto resized to 32 buckets"
+        );
+        assert_eq!(
+            kernel_hash_line(None, Some(0)),
+            "Futex hashing: global hash"
+        );
+        assert_eq!(kernel_hash_line(None, None), "Futex hashing: global hash");
+    }
+
+    #[test]
+    fn table_rows_are_buckets_columns_are_labels() {
+        let recs = vec![
+            record(2, 2, 9172.4, "model", "jhash2"),
+            record(2, 2, 9175.8, "model", "xxhash"),
+            record(16, 2, 84567.2, "model", "jhash2"),
+        ];
+        let t = sweep_table(&recs);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[1], "| buckets |   jhash2 | xxhash  |");
+        assert_eq!(lines[3], "|       2 |  9,172.4 | 9,175.8 |");
+        assert_eq!(lines[4], "|      16 | 84,567.2 | -       |");
+        let two = sweep_table(&[
+            record(0, 1, 1.0, "kernel", "kernel"),
+            record(0, 2, 2.0, "kernel", "kernel"),
+        ]);
+        assert!(two.contains("| threads | buckets | kernel |"), "{two}");
+    }
+
+    #[test]
+    fn secs_formatting() {
+        assert_eq!(fmt_secs(10.0), "10");
+        assert_eq!(fmt_secs(0.5), "0.5");
+        assert_eq!(fmt_secs(0.05), "0.05");
+    }
+}

@@ -1,0 +1,322 @@
+//! `futexhash bench --backend kernel` end to end: the binary is run with tiny runtimes and
+//! its records, perf-style lines and exit statuses are checked.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn futexhash(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .output()
+        .expect("run futexhash")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// Whether this kernel has PR_FUTEX_HASH (GET_SLOTS succeeds).
+fn private_hash() -> bool {
+    // SAFETY: prctl with integer arguments only (78 = PR_FUTEX_HASH, 2 = GET_SLOTS).
+    unsafe { libc::prctl(78, 2, 0, 0, 0) >= 0 }
+}
+
+const SPEC_FIELDS: [&str; 13] = [
+    "backend",
+    "algo",
+    "table",
+    "layout",
+    "buckets",
+    "threads",
+    "futexes",
+    "runtime_s",
+    "ops_per_sec",
+    "ops_per_sec_total",
+    "stderr_pct",
+    "latency_ns_p50",
+    "latency_ns_p99",
+];
+
+#[test]
+fn json_records_are_complete_and_each_slot_setting_is_applied() {
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "2",
+        "-f",
+        "64",
+        "-r",
+        "0.05",
+        "-b",
+        "2,16,1024,0",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let recs = v.as_array().expect("array");
+    let want: Vec<u64> = if private_hash() {
+        vec![2, 16, 1024, 0]
+    } else {
+        vec![0]
+    };
+    assert_eq!(recs.len(), want.len());
+    let mut pids = Vec::new();
+    for (r, &b) in recs.iter().zip(&want) {
+        for f in SPEC_FIELDS {
+            assert!(r.get(f).is_some(), "field {f} missing in {r}");
+        }
+        assert_eq!(r["backend"], "kernel");
+        assert_eq!(r["algo"], "kernel");
+        assert_eq!(r["layout"], "kernel");
+        assert_eq!(r["buckets"], b);
+        assert_eq!(r["table"], if b == 0 { "global" } else { "private" });
+        assert_eq!(r["threads"], 2);
+        assert_eq!(r["futexes"], 64);
+        if private_hash() {
+            // The child read the setting back with PR_FUTEX_HASH_GET_SLOTS.
+            assert_eq!(r["slots_applied"], b, "{r}");
+        }
+        let ops = r["ops_per_sec"].as_f64().unwrap();
+        let total = r["ops_per_sec_total"].as_f64().unwrap();
+        assert!(ops > 0.0, "{r}");
+        // Two threads: the total is twice the mean.
+        assert!((total - 2.0 * ops).abs() <= 1e-6 * total, "{r}");
+        assert!(r["runtime_s"].as_f64().unwrap() >= 0.05);
+        assert!(r["stderr_pct"].as_f64().unwrap() >= 0.0);
+        let p50 = r["latency_ns_p50"].as_u64().unwrap();
+        let p99 = r["latency_ns_p99"].as_u64().unwrap();
+        assert!(p50 > 0 && p50 <= p99, "{r}");
+        // Every wait failed with EAGAIN, as the workload expects.
+        assert_eq!(r["unexpected"], 0);
+        pids.push(r["pid"].as_u64().unwrap());
+    }
+    // Each configuration ran in its own process, none of them this test's parent.
+    pids.sort();
+    pids.dedup();
+    assert_eq!(pids.len(), want.len());
+}
+
+#[test]
+fn single_configuration_prints_perf_lines() {
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "2",
+        "-r",
+        "0.05",
+        "-b",
+        "0",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "# Running 'futex/hash' benchmark:");
+    assert!(lines[1].starts_with("Run summary [PID "), "{out}");
+    assert!(
+        lines[1].ends_with("]: 2 threads, each operating on 1024 [private] futexes for 0.05 secs."),
+        "{out}"
+    );
+    assert_eq!(lines[2], "");
+    for (i, l) in lines[3..5].iter().enumerate() {
+        assert!(
+            l.starts_with(&format!("[thread  {i}] futexes: 0x")),
+            "{out}"
+        );
+        assert!(l.contains(" ... 0x") && l.ends_with(" ops/sec ]"), "{out}");
+    }
+    assert_eq!(lines[5], "");
+    assert!(lines[6].starts_with("Averaged "), "{out}");
+    assert!(lines[6].contains(" operations/sec (+- "), "{out}");
+    assert!(lines[6].contains("%), total secs = 0.0"), "{out}");
+    let n: u64 = lines[6]["Averaged ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(n > 0);
+    assert_eq!(lines[7], "Futex hashing: global hash");
+    assert_eq!(lines.len(), 8);
+}
+
+#[test]
+fn silent_shared_and_private_slots_lines() {
+    if !private_hash() {
+        return;
+    }
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "1",
+        "-f",
+        "1",
+        "-r",
+        "0.05",
+        "-b",
+        "16",
+        "-s",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("1 threads, each operating on 1 [private] futexes"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("[thread"),
+        "silent mode has no per-thread lines: {out}"
+    );
+    assert!(out.contains(".\n\nAveraged "), "{out}");
+    assert!(out.ends_with("Futex hashing: 16 hash buckets\n"), "{out}");
+
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "1",
+        "-f",
+        "1",
+        "-r",
+        "0.05",
+        "-S",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("[shared] futexes"), "{out}");
+    assert!(
+        out.contains("[thread  0] futex: 0x"),
+        "one futex: perf's singular line: {out}"
+    );
+}
+
+#[test]
+fn wake_workload_csv_output_file_and_plot() {
+    let dir = std::env::temp_dir().join(format!("futexhash-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("out.csv");
+    let svg = dir.join("plot.svg");
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "1",
+        "-f",
+        "16",
+        "-r",
+        "0.05",
+        "-b",
+        "0,2",
+        "--workload",
+        "wake",
+        "--format",
+        "csv",
+        "--output",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.starts_with(&SPEC_FIELDS.join(",")), "{header}");
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), if private_hash() { 2 } else { 1 });
+    for r in rows {
+        assert!(r.contains(",wake,"), "{r}");
+        // wake on words without waiters returns 0 every time
+        assert!(r.ends_with(",0"), "unexpected count must be 0: {r}");
+    }
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.contains("kernel t=1"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_line() {
+    let cases: &[&[&str]] = &[
+        &["-t", "0"],
+        &["-t", "1,x"],
+        &["-b", "3"],
+        &["-b", "1"],
+        &["-b", "16..2"],
+        &["-r", "0"],
+        &["-r", "-1"],
+        &["-r", "soon"],
+        &["-f", "0"],
+        &["--table", "private"],
+        &["--layout", "packed"],
+        &["--algo", "xxhash"],
+        &["--backend", "gpu"],
+        &["--format", "yaml"],
+        &["--output", "/nonexistent-dir/x.json"],
+        &["--plot", "/nonexistent-dir/x.svg"],
+    ];
+    for extra in cases {
+        let mut args = vec!["bench", "--backend", "kernel", "-r", "0.05", "-t", "1"];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.starts_with("futexhash: error: "), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"));
+        assert!(stdout(&o).is_empty(), "{extra:?}");
+    }
+}
+
+#[test]
+fn model_backend_is_not_available_yet() {
+    // Placeholder until the model bucket table lands (issue 4): a clear usage error.
+    let o = futexhash(&["bench", "--backend", "model", "-t", "1", "-r", "0.05"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not available yet"));
+}
+
+#[test]
+fn without_private_hash_only_the_global_hash_runs() {
+    // Simulates a kernel without PR_FUTEX_HASH (the hook makes the probe answer "no").
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .env("FUTEXHASH_ASSUME_NO_PRIVATE_HASH", "1")
+        .args([
+            "bench",
+            "--backend",
+            "kernel",
+            "-t",
+            "1",
+            "-f",
+            "8",
+            "-r",
+            "0.05",
+            "-b",
+            "2,16,0",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("no private futex hash"), "{err}");
+    assert!(err.contains("skipping bucket counts 2,16"), "{err}");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["buckets"], 0);
+    assert_eq!(recs[0]["table"], "global");
+    assert!(recs[0]["slots_applied"].is_null());
+    assert!(recs[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
+}
