@@ -9,6 +9,7 @@ pub mod cli;
 pub mod hashers;
 pub mod key;
 pub mod report;
+pub mod table;
 
 pub use hashers::{AnyHasher, HashKey, KeyHasher, Scope};
 pub use key::{FutexKey, KeyError, KeyKind};
