@@ -18,7 +18,7 @@
 //! Differences from the kernel: keys are given, not derived from memory; the futex word is an
 //! `AtomicU32` the caller owns; no PI, no signals, no real-time priorities (the chain is FIFO,
 //! which is what a `plist` of equal-priority tasks is); a private table replacement is
-//! guarded by a `RwLock` instead of per-CPU reference counts. `docs/table.md` has the details.
+//! guarded by a reader-sharded lock ([`reflock`]) instead of per-CPU reference counts. `docs/table.md` has the details.
 //!
 //! For run-time selection (CLI, benchmarks) use [`ModelTable::build`] with a [`ModelSpec`].
 
@@ -27,6 +27,7 @@ mod global;
 pub mod lock;
 mod model;
 mod private;
+pub mod reflock;
 
 #[cfg(all(test, loom))]
 mod loom;

@@ -29,19 +29,21 @@
 //! Replacing a table: the kernel pins the current private hash with a reference
 //! (`futex_private_hash_get`, per-CPU counters since v6.17) for the duration of an operation
 //! and switches tables only when no reference remains (`__futex_pivot_hash`). Here a
-//! `RwLock` plays that role: every operation holds a read guard from hashing until its waiter
-//! is queued; `set_slots`/auto-resize takes the write guard, rehashes every queued waiter and
-//! publishes the new table. The old table is kept until the process is dropped (the kernel
+//! reader-sharded lock ([`super::reflock::RefLock`], one counter per thread shard, like the
+//! per-CPU references) plays that role: every operation holds a read reference from hashing
+//! until its waiter is queued; `set_slots`/auto-resize takes exclusive access, rehashes every
+//! queued waiter and publishes the new table. The old table is kept until the process is dropped (the kernel
 //! frees it after an RCU grace period), because a timed-out waiter may still be on its way to
 //! lock a bucket it read before the move.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::bucket::{self, BucketCore, BucketLayout};
 use super::global::GlobalTable;
+use super::reflock::RefLock;
 use super::{Reduce, Requeued, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, KeyKind, NO_NODE};
@@ -161,15 +163,10 @@ impl<L: BucketLayout> PrivateTable<L> {
     }
 
     #[inline]
-    fn count_lookup(&self) {
-        thread_local! {
-            static SHARD: usize = {
-                static NEXT: AtomicUsize = AtomicUsize::new(0);
-                NEXT.fetch_add(1, Ordering::Relaxed) % USAGE_SHARDS
-            };
-        }
-        let s = SHARD.with(|s| *s);
-        self.usage[s].0.fetch_add(1, Ordering::Relaxed);
+    fn count_lookup(&self, shard: usize) {
+        self.usage[shard % USAGE_SHARDS]
+            .0
+            .fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -206,7 +203,7 @@ pub struct Process<H, L> {
     reduce: Reduce,
     cpus: usize,
     threads: AtomicUsize,
-    state: RwLock<PrivHash<L>>,
+    state: RefLock<PrivHash<L>>,
     retired: Mutex<Vec<Arc<PrivateTable<L>>>>,
 }
 
@@ -230,7 +227,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
             reduce,
             cpus: cpus.max(1),
             threads: AtomicUsize::new(1),
-            state: RwLock::new(PrivHash::None),
+            state: RefLock::new(PrivHash::None),
             retired: Mutex::new(Vec::new()),
         }
     }
@@ -266,7 +263,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
 
     /// `PR_FUTEX_HASH_GET_SLOTS`.
     pub fn get_slots(&self) -> usize {
-        match &*self.state.read().expect("futex hash state lock") {
+        match &*self.state.read() {
             PrivHash::Table(t) => t.slots(),
             PrivHash::None | PrivHash::Global => 0,
         }
@@ -274,10 +271,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
 
     /// Whether the process switched to the global hash for good.
     pub fn is_global(&self) -> bool {
-        matches!(
-            &*self.state.read().expect("futex hash state lock"),
-            PrivHash::Global
-        )
+        matches!(&*self.state.read(), PrivHash::Global)
     }
 
     /// `PR_FUTEX_HASH_SET_SLOTS` (merged) or `PR_FUTEX_HASH_ALLOCATE` (RFC v2).
@@ -285,10 +279,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         match self.policy {
             SlotPolicy::Merged | SlotPolicy::Manual => self.allocate(slots, true),
             SlotPolicy::RfcV2 => {
-                if matches!(
-                    &*self.state.read().expect("futex hash state lock"),
-                    PrivHash::Table(_)
-                ) {
+                if matches!(&*self.state.read(), PrivHash::Table(_)) {
                     return Err(SlotError::AlreadyAllocated);
                 }
                 self.allocate(rfc_v2_slots(slots), true)
@@ -301,7 +292,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         if slots != 0 && (slots == 1 || !slots.is_power_of_two() || slots > (1 << 31)) {
             return Err(SlotError::Invalid(slots));
         }
-        let mut st = self.state.write().expect("futex hash state lock");
+        let mut st = self.state.write();
         if matches!(&*st, PrivHash::Global) {
             // "Once we've disabled the global hash there is no way back."
             return if custom { Err(SlotError::Busy) } else { Ok(()) };
@@ -340,7 +331,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         match self.policy {
             SlotPolicy::Manual => {}
             SlotPolicy::Merged => {
-                let (custom, current) = match &*self.state.read().expect("futex hash state") {
+                let (custom, current) = match &*self.state.read() {
                     PrivHash::Table(t) => (t.custom, t.slots()),
                     PrivHash::Global => (true, 0),
                     PrivHash::None => (false, 0),
@@ -355,10 +346,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
                 }
             }
             SlotPolicy::RfcV2 => {
-                let none = matches!(
-                    &*self.state.read().expect("futex hash state"),
-                    PrivHash::None
-                );
+                let none = matches!(&*self.state.read(), PrivHash::None);
                 if threads == 1 && none {
                     self.allocate(rfc_v2_slots(0), false)
                         .expect("RFC v2 default is valid");
@@ -381,7 +369,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
                 custom: t.custom,
             })
             .collect();
-        if let PrivHash::Table(t) = &*self.state.read().expect("futex hash state") {
+        if let PrivHash::Table(t) = &*self.state.read() {
             v.push(TableUsage {
                 slots: t.slots(),
                 lookups: t.lookups(),
@@ -393,7 +381,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
 
     /// Waiters queued on the current private table's chains (takes each bucket lock).
     pub fn private_queued(&self) -> usize {
-        match &*self.state.read().expect("futex hash state") {
+        match &*self.state.read() {
             PrivHash::Table(t) => t.buckets.iter().map(|b| b.queued()).sum(),
             _ => 0,
         }
@@ -401,7 +389,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
 
     /// Waiters counted in the current private table (snapshot).
     pub fn private_waiters(&self) -> u64 {
-        match &*self.state.read().expect("futex hash state") {
+        match &*self.state.read() {
             PrivHash::Table(t) => t.buckets.iter().map(|b| b.waiter_count() as u64).sum(),
             _ => 0,
         }
@@ -418,9 +406,9 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
     #[inline]
     fn with_bucket<R>(&self, key: &FutexKey, f: impl FnOnce(&BucketCore) -> R) -> R {
         if self.is_ours_private(key) {
-            let st = self.state.read().expect("futex hash state");
+            let st = self.state.read();
             if let PrivHash::Table(t) = &*st {
-                t.count_lookup();
+                t.count_lookup(st.shard());
                 return f(t.bucket_for(self.hasher.hash(key)));
             }
         }
@@ -431,7 +419,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
     /// global table (flat, node-major).
     pub fn route(&self, key: &FutexKey) -> (bool, usize) {
         if self.is_ours_private(key)
-            && let PrivHash::Table(t) = &*self.state.read().expect("futex hash state")
+            && let PrivHash::Table(t) = &*self.state.read()
         {
             return (true, t.reduce.index(self.hasher.hash(key), t.bits));
         }
@@ -450,7 +438,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         let w = self
             .with_bucket(key, |b| bucket::enqueue(b, *key, word, expected))
             .map_err(|_| WaitError::WouldBlock)?;
-        // The read guard is dropped: a resize may now move this waiter (it updates the
+        // The read reference is dropped: a resize may now move this waiter (it updates the
         // waiter's bucket pointer under both locks), and the old table stays alive in
         // `retired`, so `block` may use either.
         Ok(bucket::block(&w, dl).into())
@@ -471,12 +459,12 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         nr_requeue: usize,
         cmp: Option<(&AtomicU32, u32)>,
     ) -> Result<Requeued, WaitError> {
-        // Hold one read guard across both lookups so no resize happens in between.
-        let st = self.state.read().expect("futex hash state");
+        // Hold one read reference across both lookups so no resize happens in between.
+        let st = self.state.read();
         let pick = |k: &FutexKey| -> &BucketCore {
             match &*st {
                 PrivHash::Table(t) if self.is_ours_private(k) => {
-                    t.count_lookup();
+                    t.count_lookup(st.shard());
                     t.bucket_for(self.hasher.hash(k))
                 }
                 _ => self.global.bucket(k),
