@@ -977,6 +977,8 @@ proptest::proptest! {
         kind in 0usize..3,
         packed in proptest::bool::ANY,
         buckets in proptest::sample::select(vec![2usize, 4, 64]),
+        high in proptest::bool::ANY,
+        squash in proptest::bool::ANY,
     ) {
         let kind = [TableKind::Global, TableKind::Numa, TableKind::Private][kind];
         let mut spec = ModelSpec::new(jhash2(), kind);
@@ -986,6 +988,10 @@ proptest::proptest! {
         if kind == TableKind::Numa {
             spec.nodes = 2;
         }
+        if high {
+            spec.reduce = Reduce::High;
+        }
+        spec.squash = squash && kind != TableKind::Private;
         run_model(spec, &ops);
     }
 }
