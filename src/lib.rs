@@ -13,6 +13,7 @@ pub mod key;
 pub mod report;
 pub mod sim;
 pub mod stats;
+pub mod table;
 pub mod workload;
 
 pub use hashers::{AnyHasher, HashKey, KeyHasher, Scope};

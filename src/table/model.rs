@@ -1,0 +1,345 @@
+//! Run-time construction of a table (the `model` backend of the throughput benchmark).
+//!
+//! [`ModelSpec`] says what to build; [`ModelTable::build`] builds it; [`ModelTable`] is
+//! `Send + Sync` (share it with `Arc`) and dispatches each operation with one `match` over
+//! the (kind, layout) pair to a monomorphic table.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+use super::{
+    Aligned, Geometry, GlobalTable, Packed, Process, Reduce, Requeued, SlotPolicy, TableError,
+    TableUsage, WaitError, WaitOutcome, kernel_per_node_size, merged_default_slots, possible_cpus,
+};
+use crate::hashers::{AnyHasher, KeyHasher};
+use crate::key::FutexKey;
+
+/// Which table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TableKind {
+    /// One global table (pre-v6.16 layout; `nodes` is ignored).
+    #[default]
+    Global,
+    /// Per-node global tables (v6.16+).
+    Numa,
+    /// A process's private table for its private keys, the global table for the rest.
+    Private,
+}
+
+impl TableKind {
+    /// Parses `global`, `numa` or `private`.
+    pub fn by_name(s: &str) -> Option<Self> {
+        match s {
+            "global" => Some(TableKind::Global),
+            "numa" => Some(TableKind::Numa),
+            "private" => Some(TableKind::Private),
+            _ => None,
+        }
+    }
+    /// The name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TableKind::Global => "global",
+            TableKind::Numa => "numa",
+            TableKind::Private => "private",
+        }
+    }
+}
+
+/// Bucket layout chosen at run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// One bucket per 64-byte cache line.
+    #[default]
+    Aligned,
+    /// 32-byte buckets, no padding.
+    Packed,
+}
+
+impl Layout {
+    /// Parses `aligned` or `packed`.
+    pub fn by_name(s: &str) -> Option<Self> {
+        match s {
+            "aligned" => Some(Layout::Aligned),
+            "packed" => Some(Layout::Packed),
+            _ => None,
+        }
+    }
+    /// The name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Aligned => "aligned",
+            Layout::Packed => "packed",
+        }
+    }
+}
+
+/// What [`ModelTable::build`] builds.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelSpec {
+    /// Hasher of the global (or per-node) table.
+    pub hasher: AnyHasher,
+    /// Hasher of the private table (`Private` only); `None` = `hasher`. The kernel uses
+    /// `jhash2-addr` there.
+    pub private_hasher: Option<AnyHasher>,
+    /// Which table.
+    pub kind: TableKind,
+    /// Bucket layout.
+    pub layout: Layout,
+    /// Buckets: per node for `Global`/`Numa`, private slots for `Private`. `None` = the
+    /// kernel's size for `cpus` (`Private`: the merged auto size of a process with at least
+    /// `cpus` threads).
+    pub buckets: Option<usize>,
+    /// Hash-to-bucket reduction.
+    pub reduce: Reduce,
+    /// Nodes (`Numa` only; at least 1).
+    pub nodes: usize,
+    /// FUTEX_SQUASH: each node reduced to one bucket (`Global`/`Numa`).
+    pub squash: bool,
+    /// CPU count for the kernel's sizing formulas; `None` = this machine's.
+    pub cpus: Option<usize>,
+}
+
+impl ModelSpec {
+    /// Defaults: aligned buckets, kernel sizes, mask reduction, 1 node, no squash.
+    pub fn new(hasher: AnyHasher, kind: TableKind) -> Self {
+        ModelSpec {
+            hasher,
+            private_hasher: None,
+            kind,
+            layout: Layout::Aligned,
+            buckets: None,
+            reduce: Reduce::Mask,
+            nodes: 1,
+            squash: false,
+            cpus: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Inner {
+    GlobalAligned(GlobalTable<AnyHasher, Aligned>),
+    GlobalPacked(GlobalTable<AnyHasher, Packed>),
+    PrivateAligned(Process<AnyHasher, Aligned>),
+    PrivatePacked(Process<AnyHasher, Packed>),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $t:ident => $body:expr) => {
+        match &$self.inner {
+            Inner::GlobalAligned($t) => $body,
+            Inner::GlobalPacked($t) => $body,
+            Inner::PrivateAligned($t) => $body,
+            Inner::PrivatePacked($t) => $body,
+        }
+    };
+}
+
+/// A table built at run time from a [`ModelSpec`].
+#[derive(Debug)]
+pub struct ModelTable {
+    spec: ModelSpec,
+    /// Buckets per node (global) or private slots.
+    size: usize,
+    nodes: usize,
+    inner: Inner,
+}
+
+impl ModelTable {
+    /// Builds the table. Errors: bucket count not a power of two (`Private`: not ≥ 2),
+    /// zero nodes, `squash` or `nodes > 1` with a kind they do not apply to.
+    pub fn build(spec: ModelSpec) -> Result<Self, TableError> {
+        let cpus = spec.cpus.unwrap_or_else(possible_cpus).max(1);
+        if spec.nodes == 0 {
+            return Err(TableError::InvalidNodes(0));
+        }
+        if spec.kind != TableKind::Numa && spec.nodes != 1 {
+            return Err(TableError::Unsupported(format!(
+                "{} nodes only apply to the numa table",
+                spec.nodes
+            )));
+        }
+        if spec.kind == TableKind::Private && spec.squash {
+            return Err(TableError::Unsupported(
+                "squash applies to the global/numa tables".into(),
+            ));
+        }
+        let nodes = spec.nodes;
+        let (size, inner) = match spec.kind {
+            TableKind::Global | TableKind::Numa => {
+                let per_node = spec
+                    .buckets
+                    .unwrap_or_else(|| kernel_per_node_size(cpus, nodes));
+                let g = Geometry {
+                    nodes,
+                    per_node,
+                    reduce: spec.reduce,
+                    squash: spec.squash,
+                };
+                let inner = match spec.layout {
+                    Layout::Aligned => Inner::GlobalAligned(GlobalTable::new(spec.hasher, g)?),
+                    Layout::Packed => Inner::GlobalPacked(GlobalTable::new(spec.hasher, g)?),
+                };
+                (per_node, inner)
+            }
+            TableKind::Private => {
+                let g = Geometry {
+                    nodes: 1,
+                    per_node: kernel_per_node_size(cpus, 1),
+                    reduce: spec.reduce,
+                    squash: false,
+                };
+                let slots = spec
+                    .buckets
+                    .unwrap_or_else(|| merged_default_slots(cpus, cpus, g.per_node));
+                let ph = spec.private_hasher.unwrap_or(spec.hasher);
+                let inner = match spec.layout {
+                    Layout::Aligned => {
+                        let p = Process::owning_all_private(
+                            Arc::new(GlobalTable::new(spec.hasher, g)?),
+                            ph,
+                            SlotPolicy::Manual,
+                            spec.reduce,
+                            cpus,
+                        );
+                        p.set_slots(slots as u64)?;
+                        Inner::PrivateAligned(p)
+                    }
+                    Layout::Packed => {
+                        let p = Process::owning_all_private(
+                            Arc::new(GlobalTable::new(spec.hasher, g)?),
+                            ph,
+                            SlotPolicy::Manual,
+                            spec.reduce,
+                            cpus,
+                        );
+                        p.set_slots(slots as u64)?;
+                        Inner::PrivatePacked(p)
+                    }
+                };
+                (slots, inner)
+            }
+        };
+        if size == 0 {
+            return Err(TableError::InvalidSize(0));
+        }
+        Ok(ModelTable {
+            spec,
+            size,
+            nodes,
+            inner,
+        })
+    }
+
+    /// The spec it was built from.
+    pub fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Buckets per node (`Global`/`Numa`) or private slots (`Private`).
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Nodes.
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// One line, e.g. `numa jhash2 2x512 aligned mask`.
+    pub fn describe(&self) -> String {
+        let s = &self.spec;
+        let h = match (s.kind, s.private_hasher) {
+            (TableKind::Private, Some(p)) => format!("{}/{}", p.name(), s.hasher.name()),
+            _ => s.hasher.name().to_string(),
+        };
+        format!(
+            "{} {} {}x{} {} {}{}",
+            s.kind.as_str(),
+            h,
+            self.nodes,
+            self.size,
+            s.layout.as_str(),
+            s.reduce.as_str(),
+            if s.squash { " squash" } else { "" }
+        )
+    }
+
+    /// FUTEX_WAIT: `Err(WouldBlock)` at once if `*word != expected`, else queue and block
+    /// until woken or `timeout`.
+    #[inline]
+    pub fn wait(
+        &self,
+        key: &FutexKey,
+        word: &AtomicU32,
+        expected: u32,
+        timeout: Option<Duration>,
+    ) -> Result<WaitOutcome, WaitError> {
+        dispatch!(self, t => t.wait(key, word, expected, timeout))
+    }
+
+    /// FUTEX_WAKE: wakes up to `n` waiters of `key`, returns how many.
+    #[inline]
+    pub fn wake(&self, key: &FutexKey, n: usize) -> usize {
+        dispatch!(self, t => t.wake(key, n))
+    }
+
+    /// FUTEX_CMP_REQUEUE (FUTEX_REQUEUE with `cmp == None`).
+    pub fn requeue(
+        &self,
+        key1: &FutexKey,
+        key2: &FutexKey,
+        nr_wake: usize,
+        nr_requeue: usize,
+        cmp: Option<(&AtomicU32, u32)>,
+    ) -> Result<Requeued, WaitError> {
+        dispatch!(self, t => t.requeue(key1, key2, nr_wake, nr_requeue, cmp))
+    }
+
+    /// `(private?, flat bucket index)` for `key` (node-major for per-node tables).
+    pub fn bucket_of(&self, key: &FutexKey) -> (bool, usize) {
+        match &self.inner {
+            Inner::GlobalAligned(t) => (false, t.index_of(key)),
+            Inner::GlobalPacked(t) => (false, t.index_of(key)),
+            Inner::PrivateAligned(p) => p.route(key),
+            Inner::PrivatePacked(p) => p.route(key),
+        }
+    }
+
+    /// Private-table usage (`Private` only; empty otherwise).
+    pub fn usage(&self) -> Vec<TableUsage> {
+        match &self.inner {
+            Inner::PrivateAligned(p) => p.usage(),
+            Inner::PrivatePacked(p) => p.usage(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Waiters queued on all chains (takes every bucket lock; for tests and reports).
+    pub fn queued(&self) -> usize {
+        fn sum<L: super::BucketLayout>(b: &[L]) -> usize {
+            b.iter().map(|b| b.queued()).sum()
+        }
+        match &self.inner {
+            Inner::GlobalAligned(t) => sum(t.buckets()),
+            Inner::GlobalPacked(t) => sum(t.buckets()),
+            Inner::PrivateAligned(p) => p.private_queued() + sum(p.global().buckets()),
+            Inner::PrivatePacked(p) => p.private_queued() + sum(p.global().buckets()),
+        }
+    }
+
+    /// Waiters currently counted in all buckets (a snapshot; 0 when idle).
+    pub fn waiters(&self) -> u64 {
+        fn sum<L: super::BucketLayout>(b: &[L]) -> u64 {
+            b.iter().map(|b| b.waiter_count() as u64).sum()
+        }
+        match &self.inner {
+            Inner::GlobalAligned(t) => sum(t.buckets()),
+            Inner::GlobalPacked(t) => sum(t.buckets()),
+            Inner::PrivateAligned(p) => p.private_waiters() + sum(p.global().buckets()),
+            Inner::PrivatePacked(p) => p.private_waiters() + sum(p.global().buckets()),
+        }
+    }
+}
