@@ -94,5 +94,9 @@ pub fn trace_line(data: &[u8]) {
     }
     let a = crate::workload::trace::keys_from_strace(&text);
     let b = crate::workload::trace::keys_from_strace(&text);
-    assert_eq!(format!("{a:?}"), format!("{b:?}"), "trace import is deterministic");
+    assert_eq!(
+        format!("{a:?}"),
+        format!("{b:?}"),
+        "trace import is deterministic"
+    );
 }

@@ -10,6 +10,7 @@ mod bench;
 mod dist;
 mod hash;
 mod list;
+mod sim;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -36,6 +37,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Distribution quality of hashers on a workload's keys, every table size.
     Dist(dist::DistArgs),
+    /// Predict perf bench futex hash on a machine profile (discrete-event simulation);
+    /// `sim calibrate` fits a profile, `sim validate` checks it against published tables.
+    Sim(Box<sim::SimArgs>),
 }
 
 /// Why a subcommand failed.
@@ -89,6 +93,7 @@ where
         Command::Hash(a) => hash::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Dist(a) => dist::run(a),
+        Command::Sim(a) => sim::run(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
