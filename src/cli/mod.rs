@@ -10,6 +10,7 @@ mod bench;
 mod dist;
 mod hash;
 mod list;
+mod report;
 mod sim;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,9 @@ enum Command {
     /// Predict perf bench futex hash on a machine profile (discrete-event simulation);
     /// `sim calibrate` fits a profile, `sim validate` checks it against published tables.
     Sim(Box<sim::SimArgs>),
+    /// The whole evaluation: distribution, model and kernel throughput, simulation,
+    /// written as DIR/report.md with SVG plots.
+    Report(report::ReportArgs),
 }
 
 /// Why a subcommand failed.
@@ -94,6 +98,7 @@ where
         Command::Bench(a) => bench::run(a),
         Command::Dist(a) => dist::run(a),
         Command::Sim(a) => sim::run(*a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
