@@ -43,6 +43,27 @@ pub fn seed_hashers() -> Vec<AnyHasher> {
         .collect()
 }
 
+/// One plot series per hasher: `(buckets, value)` of the records `point` maps to that
+/// hasher's name.
+fn series_by_algo<R>(
+    hashers: &[AnyHasher],
+    records: &[R],
+    point: impl Fn(&R) -> (&str, u64, f64),
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    hashers
+        .iter()
+        .map(|h| {
+            let pts = records
+                .iter()
+                .map(&point)
+                .filter(|(algo, _, _)| *algo == h.name())
+                .map(|(_, b, v)| (b as f64, v))
+                .collect();
+            (h.name().to_string(), pts)
+        })
+        .collect()
+}
+
 fn code_block(text: &str) -> String {
     format!("```\n{}```\n", text)
 }
@@ -213,19 +234,9 @@ pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String>
                 format!("Flagged (w = warn, F = fail): {}.", flagged.join(", "))
             }
         );
-        let series: Vec<(String, Vec<(f64, f64)>)> = hashers
-            .iter()
-            .map(|h| {
-                (
-                    h.name().to_string(),
-                    records
-                        .iter()
-                        .filter(|r| r.algo == h.name())
-                        .map(|r| (r.buckets as f64, r.collisions_ratio()))
-                        .collect(),
-                )
-            })
-            .collect();
+        let series = series_by_algo(&hashers, &records, |r| {
+            (r.algo.as_str(), r.buckets, r.collisions_ratio())
+        });
         plot(
             dir,
             &format!("dist-{workload}.svg"),
@@ -289,20 +300,9 @@ pub fn simulation_section(dir: &Path, depth: Depth, data_dir: &Path) -> Result<S
         rms("buckets-110threads-node1-256cpu.csv"),
         code_block(&sweep_table(&records))
     );
-    let series: Vec<(String, Vec<(f64, f64)>)> = sweep
-        .hashers
-        .iter()
-        .map(|h| {
-            (
-                h.name().to_string(),
-                records
-                    .iter()
-                    .filter(|r| r.algo == h.name())
-                    .map(|r| (r.buckets as f64, r.ops_per_sec))
-                    .collect(),
-            )
-        })
-        .collect();
+    let series = series_by_algo(&sweep.hashers, &records, |r| {
+        (r.algo.as_str(), r.buckets, r.ops_per_sec)
+    });
     plot(
         dir,
         "sim-256cpu.svg",
