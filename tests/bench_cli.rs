@@ -408,6 +408,18 @@ fn model_single_configuration_reads_like_perf_and_packed_global_tables() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v[0]["table"], "numa");
     assert_eq!(v[0]["buckets"], 8);
+    // Shared keys go to the global table whatever the private size says.
+    let o = futexhash(&[
+        "bench", "-S", "-t", "1", "-f", "8", "-r", "0.05", "-b", "16", "-s",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).contains("[shared] futexes"));
+    assert!(
+        stdout(&o).contains("Futex hashing: global hash (model: "),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("always hash into the model's global table"));
 }
 
 #[test]

@@ -343,9 +343,10 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, SweepError> {
         },
         &outcome,
     );
-    let hash_line = match kind {
-        TableKind::Private => format!("Futex hashing: {size} hash buckets (model: {describe})"),
-        _ => format!("Futex hashing: global hash (model: {describe})"),
+    let hash_line = if global {
+        format!("Futex hashing: global hash (model: {describe})")
+    } else {
+        format!("Futex hashing: {size} hash buckets (model: {describe})")
     };
     Ok(Measured {
         record,
