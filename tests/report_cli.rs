@@ -20,6 +20,7 @@ fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
         "## Machine",
         "## Hash cost",
         "## Distribution quality",
+        "## Throughput on this machine: model table and real kernel",
         "## Prediction: the seed thread's 256-CPU box",
     ] {
         assert!(md.contains(heading), "missing {heading}");
@@ -31,7 +32,7 @@ fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
         assert!(svg.contains("<svg"), "{file} is not an SVG");
         plots += 1;
     }
-    assert!(plots >= 5, "{plots} plots");
+    assert!(plots >= 6, "{plots} plots");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -64,6 +64,10 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
             Box::new(|| evaluation::distribution_section(&dir, depth)),
         ),
         (
+            "throughput: model and kernel",
+            Box::new(|| evaluation::throughput_section(&dir, depth)),
+        ),
+        (
             "simulation",
             Box::new(|| evaluation::simulation_section(&dir, depth, &data)),
         ),

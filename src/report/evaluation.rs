@@ -250,6 +250,68 @@ pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String>
     Ok(s)
 }
 
+/// `perf bench futex hash` on this machine: the model table (jhash2 and jhash2-addr, the
+/// kernel's global and private hashers) next to the real kernel, 1 thread and one per CPU,
+/// plus the side-by-side cost figures of `futexhash bench --compare`.
+pub fn throughput_section(dir: &Path, depth: Depth) -> Result<Section, String> {
+    use crate::bench::compare::compare;
+    use crate::bench::record::{sweep_table, write_plot};
+    use crate::bench::runner::allowed_cpus;
+    use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
+    use std::time::Duration;
+    let quick = depth == Depth::Quick;
+    let runtime = Duration::from_millis(if quick { 250 } else { 1000 });
+    let buckets: Vec<u64> = if quick {
+        vec![2, 16, 128, 1024, 0]
+    } else {
+        vec![2, 8, 32, 128, 512, 2048, 8192, 32768, 0]
+    };
+    let cpus = allowed_cpus().len().max(1);
+    let mut spec = SweepSpec::new(
+        vec![BackendChoice::Model, BackendChoice::Kernel],
+        Some(buckets),
+        runtime,
+    );
+    spec.model.algos = ["jhash2", "jhash2-addr"]
+        .iter()
+        .map(|n| AnyHasher::by_name(n, HashKey::DEFAULT).expect("registry"))
+        .collect();
+    spec.threads = if cpus > 1 { vec![1, cpus] } else { vec![1] };
+    let result = sweep(&spec, &mut |_| {}).map_err(|e| e.to_string())?;
+    let records = result.records();
+    let figures = compare(runtime, 1024).map_err(|e| e.to_string())?;
+    let mut s = Section::default();
+    let _ = write!(
+        s.markdown,
+        "## Throughput on this machine: model table and real kernel\n\n`perf bench futex \
+         hash`'s loop ({} s per configuration), mean per-thread ops/sec. `jhash2` and \
+         `jhash2-addr` are the model table with that hasher (private table, aligned buckets; \
+         0 = the global table); `kernel` is this machine's `futex(2)` with `PR_FUTEX_HASH` \
+         slots. The model skips the syscall, so it runs several times faster; what to compare \
+         is the shape across bucket counts, which on {cpus} CPU(s) is flat for the kernel: \
+         there is no contention to relieve.\n\n{}",
+        runtime.as_secs_f64(),
+        code_block(&sweep_table(&records))
+    );
+    for w in &result.warnings {
+        let _ = writeln!(s.markdown, "\n> {w}");
+    }
+    let path = dir.join("throughput.svg");
+    write_plot(&path, "perf bench futex hash on this machine", &records)
+        .map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
+    s.markdown
+        .push_str("\n![perf bench futex hash on this machine](throughput.svg)\n");
+    s.files.push(path);
+    let _ = write!(
+        s.markdown,
+        "\nSide by side in one run (`futexhash bench --compare`): the cost of a model \
+         operation against the kernel's syscall, how two threads scale on a large aligned \
+         table, and what packing buckets into shared cache lines costs.\n\n{}",
+        code_block(&figures.render())
+    );
+    Ok(s)
+}
+
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
 pub fn simulation_section(dir: &Path, depth: Depth, data_dir: &Path) -> Result<Section, String> {

@@ -94,6 +94,13 @@ pub fn run_sweep(
                     slots_applied: None,
                     pid: 0,
                     unexpected: 0,
+                    lock_ops_per_sec: None,
+                    victim_latency_ns_p50: None,
+                    victim_latency_ns_p99: None,
+                    victim_latency_ns_p999: None,
+                    victim_buckets: None,
+                    shared_buckets: None,
+                    noisy_ops_per_sec: None,
                 });
                 tick();
             }
