@@ -176,3 +176,30 @@ fn bad_input_exits_2_with_one_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn futex_numa_lock_test_separated_nodes_beat_one_bucket() {
+    let rate = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            "lock",
+            "-t",
+            "10",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v[0]["workload"], "lock");
+        v[0]["ops_per_sec"].as_f64().unwrap()
+    };
+    let (split, shared) = (rate(&[]), rate(&["--same-node"]));
+    assert!(split > 1.5 * shared, "{split} vs {shared}");
+    let o = futexhash(&["sim", "--profile", "seed-256cpu", "--same-node"]);
+    assert_eq!(o.status.code(), Some(2));
+}

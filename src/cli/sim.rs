@@ -41,6 +41,9 @@ enum SimWorkload {
     Hash,
     /// FUTEX_WAKE with no waiters.
     Wake,
+    /// The futex_numa contention test (seed 002): `-t` contenders per node on their node's
+    /// lock futex, every node squashed to one bucket.
+    Lock,
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,6 +93,10 @@ struct SimRunArgs {
     /// The loop each thread runs.
     #[arg(long, value_enum, default_value_t = SimWorkload::Hash)]
     workload: SimWorkload,
+    /// With `--workload lock`: force every node's lock futex to hash to node 0 (all
+    /// contenders share one bucket), as `futex_numa -N0` on both nodes.
+    #[arg(long)]
+    same_node: bool,
     /// Pin the threads to the CPUs of this NUMA node only.
     #[arg(long, value_name = "N", value_parser = args::number)]
     node: Option<u64>,
@@ -254,6 +261,14 @@ fn progress(n: usize) -> indicatif::ProgressBar {
 
 fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     let profile = resolve_profile(a.profile.as_deref().unwrap_or_default())?;
+    if matches!(a.workload, SimWorkload::Lock) {
+        return run_lock(&a, &profile);
+    }
+    if a.same_node {
+        return Err(CliError::Usage(
+            "--same-node only applies to --workload lock".into(),
+        ));
+    }
     let threads = match &a.threads {
         Some(t) => parse_threads(t)?,
         None => vec![profile.cpus as usize],
@@ -275,6 +290,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         op: match a.workload {
             SimWorkload::Hash => SimOp::WaitFail,
             SimWorkload::Wake => SimOp::WakeNone,
+            SimWorkload::Lock => unreachable!("handled by run_lock"),
         },
         node,
         len: a.len.length()?,
@@ -304,6 +320,51 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         }
         Format::Csv => output::to_csv(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
+    };
+    a.out.emit(&text)
+}
+
+/// `--workload lock`: one simulated futex_numa run, printed as futex_numa's
+/// "contenders:" line per node plus the record.
+fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
+    let contenders = match &a.threads {
+        Some(t) => match parse_threads(t)?[..] {
+            [n] => n,
+            _ => {
+                return Err(CliError::Usage(
+                    "--workload lock takes one contender count per node in -t".into(),
+                ));
+            }
+        },
+        None => 10,
+    };
+    let rec = crate::sim::sweep::run_lock_test(profile, contenders, a.same_node, a.len.length()?)
+        .map_err(CliError::Usage)?;
+    let text = match a.out.format {
+        Format::Table => {
+            let per_node = rec.ops_per_sec * contenders as f64;
+            let mut s = format!(
+                "# simulated futex_numa on profile: {}
+# {} node(s) x {contenders} contenders, every node squashed to one bucket{}
+",
+                profile.name,
+                profile.nodes,
+                if a.same_node {
+                    "; all futexes forced to node 0"
+                } else {
+                    ""
+                }
+            );
+            for _ in 0..profile.nodes {
+                s.push_str(&format!(
+                    "contenders: {} loops/sec\n",
+                    per_node.round() as u64
+                ));
+            }
+            s
+        }
+        Format::Csv => output::to_csv(&[rec]).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Json => output::to_json(&[rec]).map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     a.out.emit(&text)
 }
