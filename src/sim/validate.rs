@@ -134,10 +134,26 @@ pub struct ValidationRow {
     pub calibration_row: bool,
 }
 
+/// Median ns per hash of the eight seed hashers, geometric mean over the `perf` and `aslr`
+/// workloads, measured with `cargo bench --bench hashers` on the 2-CPU development machine
+/// (docs/benches.md). Used as the hash cost of every profile until one is measured on the
+/// target machine.
+pub const SEED_HASH_NS: [(&str, f64); 8] = [
+    ("jhash2", 5.34),
+    ("jhash2-addr", 2.58),
+    ("xxhash", 5.21),
+    ("hash_long", 0.70),
+    ("crc32c", 10.39),
+    ("crc32", 8.93),
+    ("siphash", 15.43),
+    ("hsiphash", 8.71),
+];
+
 /// The 256-CPU template: what calibration does not fit. Hold time and line migration are
 /// typical figures for a two-socket x86 server (a bucket lock held for a compare and an
 /// unlock, an L2-to-L2 line transfer); the remote/local hand-off ratio of 4 reflects a
-/// cross-socket transfer. See `docs/sim.md` for how sensitive predictions are to these.
+/// cross-socket transfer; hash costs are [`SEED_HASH_NS`]. See `docs/sim.md` for how
+/// sensitive predictions are to these.
 pub fn seed_box_template() -> MachineProfile {
     MachineProfile {
         name: "seed thread 256-CPU 2-node box (template)".into(),
@@ -148,7 +164,10 @@ pub fn seed_box_template() -> MachineProfile {
         handoff_local_ns: 100.0,
         handoff_remote_ns: 400.0,
         line_miss_ns: 50.0,
-        hash_ns: Default::default(),
+        hash_ns: SEED_HASH_NS
+            .iter()
+            .map(|&(n, ns)| (n.to_string(), ns))
+            .collect(),
     }
 }
 
