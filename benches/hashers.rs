@@ -38,9 +38,11 @@ fn bench_hashers(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("hash/{workload}"));
         group.throughput(Throughput::Elements(keys.len() as u64));
         for h in all_hashers(HashKey::DEFAULT) {
-            group.bench_with_input(BenchmarkId::from_parameter(h.name()), &keys, |b, keys| {
-                with_hasher!(&h, inner => b.iter(|| black_box(hash_batch(inner, keys))))
-            });
+            group.bench_with_input(
+                BenchmarkId::from_parameter(h.name()),
+                &keys,
+                |b, keys| with_hasher!(&h, inner => b.iter(|| black_box(hash_batch(inner, keys)))),
+            );
         }
         group.finish();
     }

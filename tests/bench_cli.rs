@@ -1,5 +1,6 @@
-//! `futexhash bench --backend kernel` end to end: the binary is run with tiny runtimes and
-//! its records, perf-style lines and exit statuses are checked.
+//! `futexhash bench` end to end (kernel and model backends, the lock and noisy workloads,
+//! `--compare`): the binary is run with tiny runtimes and its records, perf-style lines and
+//! exit statuses are checked (structure and sanity, never speed).
 
 use serde_json::Value;
 use std::process::{Command, Output};
@@ -235,10 +236,15 @@ fn wake_workload_csv_output_file_and_plot() {
     assert!(header.starts_with(&SPEC_FIELDS.join(",")), "{header}");
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), if private_hash() { 2 } else { 1 });
+    let unexpected = header.split(',').position(|h| h == "unexpected").unwrap();
     for r in rows {
         assert!(r.contains(",wake,"), "{r}");
         // wake on words without waiters returns 0 every time
-        assert!(r.ends_with(",0"), "unexpected count must be 0: {r}");
+        assert_eq!(
+            r.split(',').nth(unexpected),
+            Some("0"),
+            "unexpected count: {r}"
+        );
     }
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(plot.starts_with("<svg") && plot.contains("kernel t=1"));
@@ -279,11 +285,291 @@ fn bad_flags_exit_2_with_one_line() {
 }
 
 #[test]
-fn model_backend_is_not_available_yet() {
-    // Placeholder until the model bucket table lands (issue 4): a clear usage error.
-    let o = futexhash(&["bench", "--backend", "model", "-t", "1", "-r", "0.05"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not available yet"));
+fn model_backend_sweep_gives_complete_records() {
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "model",
+        "--algo",
+        "jhash2,jhash2-addr",
+        "-t",
+        "2",
+        "-f",
+        "64",
+        "-r",
+        "0.05",
+        "-b",
+        "2,16,1024,0",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let recs = v.as_array().expect("array");
+    assert_eq!(recs.len(), 8);
+    let mut i = 0;
+    for b in [2u64, 16, 1024, 0] {
+        for algo in ["jhash2", "jhash2-addr"] {
+            let r = &recs[i];
+            i += 1;
+            for f in SPEC_FIELDS {
+                assert!(r.get(f).is_some(), "field {f} missing in {r}");
+            }
+            assert_eq!(r["backend"], "model");
+            assert_eq!(r["algo"], algo);
+            assert_eq!(r["buckets"], b);
+            assert_eq!(r["table"], if b == 0 { "global" } else { "private" });
+            assert_eq!(r["layout"], "aligned");
+            assert_eq!(r["threads"], 2);
+            assert_eq!(r["futexes"], 64);
+            assert_eq!(
+                r["unexpected"], 0,
+                "every model wait failed with EAGAIN: {r}"
+            );
+            let ops = r["ops_per_sec"].as_f64().unwrap();
+            let total = r["ops_per_sec_total"].as_f64().unwrap();
+            assert!(
+                ops > 0.0 && (total - 2.0 * ops).abs() <= 1e-6 * total,
+                "{r}"
+            );
+            let p50 = r["latency_ns_p50"].as_u64().unwrap();
+            assert!(
+                p50 > 0 && p50 <= r["latency_ns_p99"].as_u64().unwrap(),
+                "{r}"
+            );
+            // The model runs in the parent process.
+            assert!(r["slots_applied"].is_null());
+        }
+    }
+}
+
+#[test]
+fn model_and_kernel_side_by_side_in_one_table() {
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "model,kernel",
+        "--algo",
+        "jhash2-addr",
+        "-t",
+        "1",
+        "-f",
+        "16",
+        "-r",
+        "0.05",
+        "-b",
+        "16,0",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let header: Vec<&str> = lines[1].split('|').map(str::trim).collect();
+    assert_eq!(
+        header,
+        ["", "buckets", "jhash2-addr", "kernel", ""],
+        "{out}"
+    );
+    assert_eq!(
+        lines[3].split('|').nth(1).map(str::trim),
+        Some("16"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[4].split('|').nth(1).map(str::trim),
+        Some("0"),
+        "{out}"
+    );
+    assert!(!out.contains(" - "), "no missing cell: {out}");
+}
+
+#[test]
+fn model_single_configuration_reads_like_perf_and_packed_global_tables() {
+    let o = futexhash(&[
+        "bench", "-t", "1", "-f", "8", "-r", "0.05", "-b", "64", "--table", "global", "--layout",
+        "packed", "-s",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("# Running 'futex/hash' benchmark:\nRun summary [PID "),
+        "{out}"
+    );
+    assert!(out.contains("Averaged "), "{out}");
+    assert!(
+        out.trim_end()
+            .ends_with("Futex hashing: global hash (model: global jhash2 1x64 packed mask)"),
+        "{out}"
+    );
+    let o = futexhash(&[
+        "bench", "-t", "1", "-f", "8", "-r", "0.05", "-b", "8", "--table", "numa", "--nodes", "2",
+        "--squash", "--format", "json",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v[0]["table"], "numa");
+    assert_eq!(v[0]["buckets"], 8);
+    // Shared keys go to the global table whatever the private size says.
+    let o = futexhash(&[
+        "bench", "-S", "-t", "1", "-f", "8", "-r", "0.05", "-b", "16", "-s",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).contains("[shared] futexes"));
+    assert!(
+        stdout(&o).contains("Futex hashing: global hash (model: "),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("always hash into the model's global table"));
+}
+
+#[test]
+fn lock_workload_records() {
+    let o = futexhash(&[
+        "bench",
+        "--workload",
+        "lock",
+        "--backend",
+        "model,kernel",
+        "--table",
+        "global",
+        "--squash",
+        "-t",
+        "1",
+        "--holders",
+        "1",
+        "-r",
+        "0.05",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 2);
+    for (r, backend) in recs.iter().zip(["model", "kernel"]) {
+        assert_eq!(r["backend"], backend);
+        assert_eq!(r["workload"], "lock");
+        // 2 groups (default) x 1 contender.
+        assert_eq!(r["threads"], 2);
+        assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["lock_ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        // No critical-section violation, every contender wait failed.
+        assert_eq!(r["unexpected"], 0, "{r}");
+    }
+}
+
+#[test]
+fn noisy_workload_records() {
+    let o = futexhash(&[
+        "bench",
+        "--workload",
+        "noisy",
+        "--backend",
+        "model,kernel",
+        "-t",
+        "1",
+        "-f",
+        "256",
+        "-b",
+        "16",
+        "-r",
+        "0.05",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let recs = v.as_array().unwrap();
+    let want = if private_hash() { 4 } else { 3 };
+    assert_eq!(recs.len(), want);
+    for r in recs {
+        assert_eq!(r["workload"], "noisy");
+        let p50 = r["victim_latency_ns_p50"].as_u64().unwrap();
+        let p99 = r["victim_latency_ns_p99"].as_u64().unwrap();
+        let p999 = r["victim_latency_ns_p999"].as_u64().unwrap();
+        assert!(p50 > 0 && p50 <= p99 && p99 <= p999, "{r}");
+        assert!(r["noisy_ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+        if r["backend"] == "model" {
+            let shared = r["shared_buckets"].as_u64().unwrap();
+            assert!(shared <= r["victim_buckets"].as_u64().unwrap(), "{r}");
+            if r["table"] == "private" {
+                assert_eq!(shared, 0, "private tables share no bucket: {r}");
+                assert_eq!(r["buckets"], 16);
+            }
+        } else {
+            assert!(r["shared_buckets"].is_null());
+        }
+    }
+    assert_eq!(recs[0]["table"], "global");
+    assert_eq!(recs[1]["table"], "private");
+}
+
+#[test]
+fn compare_prints_the_ratios() {
+    let o = futexhash(&[
+        "bench",
+        "--compare",
+        "-r",
+        "0.02",
+        "-f",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["figure"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "model_vs_kernel",
+            "two_threads_vs_one",
+            "two_threads_vs_one_cpu",
+            "aligned_vs_packed"
+        ]
+    );
+    for f in v.as_array().unwrap() {
+        let (a, b, r) = (
+            f["a_median"].as_f64().unwrap(),
+            f["b_median"].as_f64().unwrap(),
+            f["ratio"].as_f64().unwrap(),
+        );
+        assert!(
+            a > 0.0 && b > 0.0 && (r - a / b).abs() < 1e-9 * r.max(1.0),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn model_bad_flags_exit_2_with_one_line() {
+    let cases: &[&[&str]] = &[
+        &["--algo", "nope"],
+        &["--backend", "model,gpu"],
+        &["-b", "1"],
+        &["--squash"],
+        &["--nodes", "2"],
+        &["--table", "numa", "--nodes", "0"],
+        &["--workload", "lock", "-t", "1,2"],
+        &["--workload", "noisy", "-b", "2,4"],
+        &["--workload", "noisy", "--victim-futexes", "0"],
+        &["--workload", "lock", "-S"],
+    ];
+    for extra in cases {
+        let mut args = vec!["bench", "-r", "0.05", "-t", "1"];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.starts_with("futexhash: error: "), "{extra:?}: {err}");
+        assert!(stdout(&o).is_empty(), "{extra:?}");
+    }
 }
 
 #[test]

@@ -158,6 +158,17 @@ pub struct ChildConfig {
     pub shared: bool,
     /// `mlockall(MCL_CURRENT | MCL_FUTURE)` first (`-m`).
     pub mlockall: bool,
+    /// Run the `lock` workload ([`super::contend`]) instead of `run`'s loop (`run` then
+    /// only gives the run time).
+    #[serde(default)]
+    pub lock: Option<LockChild>,
+}
+
+/// The `lock` workload's shape, for a child process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockChild {
+    /// Groups, holders and contenders.
+    pub shape: super::contend::LockShape,
 }
 
 /// What a child process measured.
@@ -171,8 +182,11 @@ pub struct ChildReport {
     pub slots_requested: Option<u64>,
     /// Slots read back with `PR_FUTEX_HASH_GET_SLOTS` after the run (None: unsupported).
     pub slots_applied: Option<u64>,
-    /// The measurement.
+    /// The measurement (the `lock` workload: the contenders).
     pub outcome: RunOutcome,
+    /// The `lock` workload's holders.
+    #[serde(default)]
+    pub lock_outcome: Option<RunOutcome>,
 }
 
 /// A failure of a kernel run: `usage` errors come from the user's choice (e.g. a slot
@@ -262,8 +276,22 @@ pub fn run_here(cfg: &ChildConfig) -> Result<ChildReport, KernelError> {
             }
         }
     }
-    let outcome = runner::run(&KernelBackend { shared: cfg.shared }, &cfg.run)
-        .map_err(|e| runtime_err(e.0))?;
+    let (outcome, lock_outcome) = match cfg.lock {
+        Some(l) => {
+            let (c, h) = super::contend::lock_run(
+                &super::contend::KernelLockFutex,
+                l.shape,
+                cfg.run.runtime,
+            )
+            .map_err(runtime_err)?;
+            (c, Some(h))
+        }
+        None => (
+            runner::run(&KernelBackend { shared: cfg.shared }, &cfg.run)
+                .map_err(|e| runtime_err(e.0))?,
+            None,
+        ),
+    };
     let slots_applied = if private_hash { get_slots().ok() } else { None };
     if let (Some(want), Some(got)) = (cfg.slots, slots_applied) {
         if want != got {
@@ -278,6 +306,7 @@ pub fn run_here(cfg: &ChildConfig) -> Result<ChildReport, KernelError> {
         slots_requested: cfg.slots,
         slots_applied,
         outcome,
+        lock_outcome,
     })
 }
 
@@ -383,15 +412,13 @@ mod tests {
     fn child_config_round_trips_as_json() {
         let cfg = ChildConfig {
             run: RunConfig {
-                threads: 2,
-                futexes: 1024,
-                runtime: Duration::from_millis(500),
-                workload: runner::Workload::Wake,
-                pin: true,
+                sample_period: 1,
+                ..RunConfig::new(2, 1024, Duration::from_millis(500), runner::Workload::Wake)
             },
             slots: Some(16),
             shared: false,
             mlockall: true,
+            lock: None,
         };
         let s = serde_json::to_string(&cfg).unwrap();
         assert_eq!(serde_json::from_str::<ChildConfig>(&s).unwrap(), cfg);

@@ -56,6 +56,24 @@ pub struct BenchRecord {
     pub pid: u32,
     /// Operations that did not fail/return as the workload expects.
     pub unexpected: u64,
+    /// `lock` workload: lock/unlock loops per second per holder thread (`ops_per_sec` is
+    /// then the contenders' failing waits per second per contender, the seed's
+    /// "contenders:" count); null otherwise.
+    pub lock_ops_per_sec: Option<f64>,
+    /// `noisy` workload: the victim's per-operation latency (every operation timed), ns,
+    /// median; null otherwise. `ops_per_sec` is then the victim's mean per-thread rate.
+    pub victim_latency_ns_p50: Option<u64>,
+    /// `noisy`: the victim's 99th percentile, ns.
+    pub victim_latency_ns_p99: Option<u64>,
+    /// `noisy`: the victim's 99.9th percentile, ns.
+    pub victim_latency_ns_p999: Option<u64>,
+    /// `noisy`: distinct buckets the victim's futexes hash to (model only).
+    pub victim_buckets: Option<u64>,
+    /// `noisy`: how many of those the noisy process's futexes also hash to (model only;
+    /// the kernel's bucket choice cannot be observed).
+    pub shared_buckets: Option<u64>,
+    /// `noisy`: the noisy process's mean per-thread ops/sec.
+    pub noisy_ops_per_sec: Option<f64>,
 }
 
 /// The parts of a record that do not come from the measurement.
@@ -120,6 +138,13 @@ impl BenchRecord {
             slots_applied: meta.slots_applied,
             pid: meta.pid,
             unexpected: outcome.threads.iter().map(|t| t.unexpected).sum(),
+            lock_ops_per_sec: None,
+            victim_latency_ns_p50: None,
+            victim_latency_ns_p99: None,
+            victim_latency_ns_p999: None,
+            victim_buckets: None,
+            shared_buckets: None,
+            noisy_ops_per_sec: None,
         }
     }
 
@@ -252,20 +277,57 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
     t.render()
 }
 
-/// Plot series: one per (column label, thread count), points (buckets, ops/sec).
-pub fn plot_series(records: &[BenchRecord]) -> Vec<super::plot::Series> {
-    let mut out: Vec<super::plot::Series> = Vec::new();
+/// Plot series for [`crate::report::plot`]: one per (column label, thread count), points
+/// (buckets, mean ops/sec per thread) on the log2 x axis. The global hash (buckets 0) has
+/// no place on a log axis, so each column's global figure becomes its own flat series
+/// `"<label> global"` spanning the x range of the sized points.
+pub fn plot_series(records: &[BenchRecord]) -> Vec<crate::report::plot::Series> {
+    let mut sized: Vec<crate::report::plot::Series> = Vec::new();
+    let mut global: Vec<(String, f64)> = Vec::new();
     for r in records {
         let label = format!("{} t={}", r.column_label(), r.threads);
-        match out.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push((r.buckets, r.ops_per_sec)),
-            None => out.push(super::plot::Series {
-                label,
-                points: vec![(r.buckets, r.ops_per_sec)],
-            }),
+        if r.buckets == 0 {
+            global.push((format!("{label} global"), r.ops_per_sec));
+            continue;
+        }
+        match sized.iter_mut().find(|s| s.0 == label) {
+            Some(s) => s.1.push((r.buckets as f64, r.ops_per_sec)),
+            None => sized.push((label, vec![(r.buckets as f64, r.ops_per_sec)])),
         }
     }
-    out
+    for s in &mut sized {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let xs = sized.iter().flat_map(|s| s.1.iter().map(|p| p.0));
+    let (lo, hi) = xs.fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(x), h.max(x)));
+    let (lo, hi) = if lo > hi {
+        (1.0, 2.0)
+    } else {
+        (lo, hi.max(lo * 2.0))
+    };
+    sized.extend(
+        global
+            .into_iter()
+            .map(|(label, v)| (label, vec![(lo, v), (hi, v)])),
+    );
+    sized
+}
+
+/// Draws ops/sec against buckets (log2 x axis) with [`crate::report::plot::line_plot_svg`]
+/// and writes it atomically to `path`.
+pub fn write_plot(
+    path: &std::path::Path,
+    title: &str,
+    records: &[BenchRecord],
+) -> std::io::Result<()> {
+    crate::report::plot::line_plot_svg(
+        path,
+        title,
+        "hash buckets (log2); global hash = flat line",
+        "mean ops/sec per thread",
+        &plot_series(records),
+        true,
+    )
 }
 
 #[cfg(test)]
@@ -400,6 +462,27 @@ mod tests {
             record(0, 2, 2.0, "kernel", "kernel"),
         ]);
         assert!(two.contains("| threads | buckets | kernel |"), "{two}");
+    }
+
+    #[test]
+    fn plot_series_put_the_global_hash_on_a_flat_line() {
+        let recs = vec![
+            record(16, 1, 5.0, "model", "jhash2"),
+            record(2, 1, 3.0, "model", "jhash2"),
+            record(0, 1, 7.0, "model", "jhash2"),
+            record(1024, 1, 9.0, "kernel", "kernel"),
+        ];
+        let s = plot_series(&recs);
+        let names: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(names, ["jhash2 t=1", "kernel t=1", "jhash2 t=1 global"]);
+        assert_eq!(s[0].1, [(2.0, 3.0), (16.0, 5.0)], "sorted by buckets");
+        assert_eq!(
+            s[2].1,
+            [(2.0, 7.0), (1024.0, 7.0)],
+            "spans the sized x range"
+        );
+        let svg = crate::report::plot::line_plot_svg_string("t", "x", "y", &s, true).unwrap();
+        assert!(svg.contains("jhash2 t=1 global"));
     }
 
     #[test]

@@ -88,6 +88,34 @@ pub struct RunConfig {
     pub workload: Workload,
     /// Pin thread i to the i-th allowed CPU (round-robin), as perf does.
     pub pin: bool,
+    /// Time one operation in this many ([`SAMPLE_PERIOD`] normally; 1 times every
+    /// operation, as the noisy-neighbour victim does).
+    #[serde(default = "default_sample_period")]
+    pub sample_period: u32,
+    /// Thread i is pinned to allowed CPU `(first_cpu + i) % CPUs` (0 normally; the noisy
+    /// neighbour starts after the victim's CPUs).
+    #[serde(default)]
+    pub first_cpu: usize,
+}
+
+fn default_sample_period() -> u32 {
+    SAMPLE_PERIOD
+}
+
+impl RunConfig {
+    /// `threads` × `futexes`, `runtime`, `workload`, pinned, sampling one operation in
+    /// [`SAMPLE_PERIOD`].
+    pub fn new(threads: usize, futexes: usize, runtime: Duration, workload: Workload) -> Self {
+        RunConfig {
+            threads,
+            futexes,
+            runtime,
+            workload,
+            pin: true,
+            sample_period: SAMPLE_PERIOD,
+            first_cpu: 0,
+        }
+    }
 }
 
 /// What one thread did.
@@ -189,7 +217,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 }
 
 /// Pins the calling thread to `cpu`. Returns whether the kernel accepted it.
-fn pin_current_thread(cpu: usize) -> bool {
+pub(crate) fn pin_current_thread(cpu: usize) -> bool {
     if cpu >= libc::CPU_SETSIZE as usize {
         return false;
     }
@@ -202,7 +230,7 @@ fn pin_current_thread(cpu: usize) -> bool {
 }
 
 /// CPU time consumed so far by the calling thread, seconds (0 if the clock is missing).
-fn thread_cpu_secs() -> f64 {
+pub(crate) fn thread_cpu_secs() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -236,7 +264,7 @@ struct ThreadRaw {
     hist: Histogram<u64>,
 }
 
-fn new_hist() -> Histogram<u64> {
+pub(crate) fn new_hist() -> Histogram<u64> {
     // 1 ns .. 60 s at 2 significant digits (1 % resolution, about 30 KiB per thread, so
     // thousands of threads stay cheap); larger values saturate.
     Histogram::new_with_bounds(1, 60_000_000_000, 2).expect("valid histogram bounds")
@@ -249,15 +277,17 @@ fn spin<W: Worker, const WAKE: bool>(
     futexes: usize,
     stop: &AtomicBool,
     hist: &mut Histogram<u64>,
+    period: u32,
 ) -> (u64, u64) {
     let mut ops: u64 = 0;
     let mut unexpected: u64 = 0;
-    let mut countdown = SAMPLE_PERIOD;
+    let period = period.max(1);
+    let mut countdown = period;
     loop {
         for i in 0..futexes {
             countdown -= 1;
             let ok = if countdown == 0 {
-                countdown = SAMPLE_PERIOD;
+                countdown = period;
                 let t0 = Instant::now();
                 let ok = if WAKE { w.wake(i) } else { w.wait_fail(i) };
                 let ns = t0.elapsed().as_nanos().clamp(1, u64::MAX as u128) as u64;
@@ -294,7 +324,7 @@ pub fn run<B: Backend>(backend: &B, cfg: &RunConfig) -> Result<RunOutcome, RunEr
         let mut handles = Vec::with_capacity(cfg.threads);
         let mut spawn_error = None;
         for t in 0..cfg.threads {
-            let (gate, stop, cpu) = (&gate, &stop, cpus[t % cpus.len()]);
+            let (gate, stop, cpu) = (&gate, &stop, cpus[(cfg.first_cpu + t) % cpus.len()]);
             let h = std::thread::Builder::new()
                 .name(format!("futexhash-{t}"))
                 .spawn_scoped(s, move || -> Option<ThreadRaw> {
@@ -315,8 +345,16 @@ pub fn run<B: Backend>(backend: &B, cfg: &RunConfig) -> Result<RunOutcome, RunEr
                     let start = Instant::now();
                     let cpu0 = thread_cpu_secs();
                     let (ops, unexpected) = match cfg.workload {
-                        Workload::Hash => spin::<_, false>(&mut w, cfg.futexes, stop, &mut hist),
-                        Workload::Wake => spin::<_, true>(&mut w, cfg.futexes, stop, &mut hist),
+                        Workload::Hash => spin::<_, false>(
+                            &mut w,
+                            cfg.futexes,
+                            stop,
+                            &mut hist,
+                            cfg.sample_period,
+                        ),
+                        Workload::Wake => {
+                            spin::<_, true>(&mut w, cfg.futexes, stop, &mut hist, cfg.sample_period)
+                        }
                     };
                     let secs = start.elapsed().as_secs_f64();
                     let cpu_secs = (thread_cpu_secs() - cpu0).max(0.0);
@@ -433,11 +471,8 @@ mod tests {
 
     fn cfg(threads: usize, futexes: usize, workload: Workload) -> RunConfig {
         RunConfig {
-            threads,
-            futexes,
             runtime: Duration::from_millis(20),
-            workload,
-            pin: true,
+            ..RunConfig::new(threads, futexes, Duration::ZERO, workload)
         }
     }
 

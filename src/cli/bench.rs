@@ -1,17 +1,21 @@
 //! `futexhash bench`: end-to-end throughput, flags compatible with `perf bench futex hash`
-//! (`shared/spec/cli.md`). The `kernel` backend runs every configuration in a child
-//! process of this binary (see [`crate::bench::kernel`]); the hidden `--internal-child`
-//! flag is that child's entry point.
+//! (`shared/spec/cli.md`). Sweeps go through [`crate::bench::sweep`]; the `kernel` backend
+//! runs every configuration in a child process of this binary (see
+//! [`crate::bench::kernel`]); the hidden `--internal-child` flag is that child's entry
+//! point. `--workload lock|noisy` go to [`crate::bench::contend`], `--compare` to
+//! [`crate::bench::compare`].
 
-use super::args::{number, pow2_list};
+use super::args::{algo_list, number, pow2_list};
 use super::{CliError, OutputArgs};
-use crate::bench::kernel::{self, ChildConfig};
-use crate::bench::plot;
-use crate::bench::record::{self, BenchRecord, RecordMeta};
-use crate::bench::runner::RunOutcome;
-use crate::bench::runner::{RunConfig, Workload, allowed_cpus};
+use crate::bench::contend::{self, ContendSpec};
+use crate::bench::kernel;
+use crate::bench::record::{self, BenchRecord};
+use crate::bench::runner::{Workload, allowed_cpus};
+use crate::bench::sweep::{self, BackendChoice, ModelOptions, Progress, SweepSpec};
+use crate::hashers::HashKey;
 use crate::key::parse_number;
 use crate::report::{Format, output};
+use crate::table::{Layout, TableKind as ModelKind};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,15 +24,6 @@ use std::time::Duration;
 const MAX_THREADS: u64 = 16_384;
 const MAX_FUTEXES: u64 = 1 << 24;
 const MAX_SLOTS: u64 = 1 << 24;
-
-/// Which implementation the operations go to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum BackendKind {
-    /// This crate's user-space bucket table.
-    Model,
-    /// The real futex(2) system call of this machine.
-    Kernel,
-}
 
 /// Model table kinds (`--table`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,6 +34,20 @@ pub(super) enum TableKind {
     Private,
     /// One table per NUMA node.
     Numa,
+}
+
+/// `--workload`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum WorkloadArg {
+    /// perf's loop: wait with a wrong expected value (EAGAIN).
+    Hash,
+    /// Wake on words nobody waits on.
+    Wake,
+    /// The seed's futex_numa lock test: holders take and release a futex lock, contenders
+    /// hammer its bucket with failing waits.
+    Lock,
+    /// A victim process next to a noisy one: global vs private tables.
+    Noisy,
 }
 
 /// Model bucket layouts (`--layout`).
@@ -74,9 +83,9 @@ pub(super) struct BenchArgs {
     /// Lock all current and future memory (mlockall).
     #[arg(short = 'm', long)]
     mlockall: bool,
-    /// Where the operations go.
-    #[arg(long, value_enum, default_value_t = BackendKind::Model)]
-    backend: BackendKind,
+    /// Where the operations go: `model`, `kernel`, or both side by side (`model,kernel`).
+    #[arg(long, value_name = "LIST", default_value = "model")]
+    backend: String,
     /// Hashers for the model backend (list, `seed` or `all`).
     #[arg(long, value_name = "LIST")]
     algo: Option<String>,
@@ -86,9 +95,29 @@ pub(super) struct BenchArgs {
     /// Model bucket layout.
     #[arg(long, value_enum)]
     layout: Option<LayoutKind>,
-    /// What each operation is: `hash` (perf's failing wait) or `wake` (no waiters).
-    #[arg(long, value_enum, default_value_t = Workload::Hash)]
-    workload: Workload,
+    /// What each thread does: `hash` (perf's failing wait), `wake` (no waiters), `lock`
+    /// (futex_numa lock test), `noisy` (victim next to a noisy neighbour).
+    #[arg(long, value_enum, default_value_t = WorkloadArg::Hash)]
+    workload: WorkloadArg,
+    /// Model `numa` table (and `lock` workload groups): number of nodes [default: 2].
+    #[arg(long, value_name = "N", value_parser = number)]
+    nodes: Option<u64>,
+    /// FUTEX_SQUASH (seed 002): every node of the model table reduced to one bucket.
+    #[arg(long)]
+    squash: bool,
+    /// `lock` workload: lock-taking threads per group (the contenders are `-t`).
+    #[arg(long, value_name = "N", default_value = "2", value_parser = number)]
+    holders: u64,
+    /// `noisy` workload: victim threads (the noisy process gets `-t` threads).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = number)]
+    victim_threads: u64,
+    /// `noisy` workload: futex words of each victim thread.
+    #[arg(long, value_name = "N", default_value = "4", value_parser = number)]
+    victim_futexes: u64,
+    /// Measure the performance figures side by side (model op vs syscall, 2 threads vs 1,
+    /// packed vs aligned) and print them as ratios; `-r` is the time of each measurement.
+    #[arg(long)]
+    compare: bool,
     /// Also draw ops/sec against buckets (log2 axis) into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -186,6 +215,114 @@ fn check_writable_dir(path: &std::path::Path, what: &str) -> Result<(), CliError
     }
 }
 
+/// `--backend`: `model`, `kernel`, `model,kernel` (any order) or `both`.
+fn parse_backends(s: &str) -> Result<Vec<BackendChoice>, CliError> {
+    let parts: Vec<&str> = if s.trim() == "both" {
+        vec!["model", "kernel"]
+    } else {
+        s.split(',').map(str::trim).collect()
+    };
+    let mut out = Vec::new();
+    for p in parts {
+        let b = match p {
+            "model" => BackendChoice::Model,
+            "kernel" => BackendChoice::Kernel,
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "backend '{p}' is not known; use model, kernel, model,kernel or both"
+                )));
+            }
+        };
+        if !out.contains(&b) {
+            out.push(b);
+        }
+    }
+    Ok(out)
+}
+
+/// The model options from the flags (checked against the backends).
+fn model_options(args: &BenchArgs, backends: &[BackendChoice]) -> Result<ModelOptions, CliError> {
+    let model = backends.contains(&BackendChoice::Model);
+    if !model {
+        if args.table.is_some() {
+            return Err(CliError::usage(
+                "--table applies to the model backend; for the kernel choose its table with -b \
+                 (0 = global hash, N = N private slots)",
+            ));
+        }
+        if args.layout.is_some() {
+            return Err(CliError::usage(
+                "--layout applies to the model backend; the kernel's layout is its own",
+            ));
+        }
+        if args.squash || args.nodes.is_some() {
+            return Err(CliError::usage(
+                "--squash and --nodes apply to the model backend",
+            ));
+        }
+        if let Some(a) = args.algo.as_deref().filter(|&a| a != "kernel") {
+            return Err(CliError::Usage(format!(
+                "--algo '{a}' applies to the model backend; the kernel backend always uses the \
+                 kernel's own hash (jhash2), --algo kernel"
+            )));
+        }
+    }
+    let table = match args.table {
+        None | Some(TableKind::Private) => ModelKind::Private,
+        Some(TableKind::Global) => ModelKind::Global,
+        Some(TableKind::Numa) => ModelKind::Numa,
+    };
+    let algos = match args.algo.as_deref() {
+        None | Some("kernel") => vec![
+            crate::hashers::AnyHasher::by_name("jhash2", HashKey::DEFAULT)
+                .map_err(CliError::usage)?,
+        ],
+        Some(a) => algo_list(a, HashKey::DEFAULT)?,
+    };
+    let nodes = match (args.nodes, table) {
+        (Some(n), _) if !(1..=1024).contains(&n) => {
+            return Err(CliError::Usage(format!(
+                "node count '{n}' must be from 1 to 1024"
+            )));
+        }
+        (Some(n), ModelKind::Numa) => n as usize,
+        (None, ModelKind::Numa) => 2,
+        (Some(n), _) if n != 1 && args.workload != WorkloadArg::Lock => {
+            return Err(CliError::Usage(format!(
+                "--nodes {n} applies to --table numa (or the lock workload's groups)"
+            )));
+        }
+        _ => 1,
+    };
+    if args.squash && table == ModelKind::Private {
+        return Err(CliError::usage(
+            "--squash applies to --table global or numa (FUTEX_SQUASH reduces each node to one bucket)",
+        ));
+    }
+    Ok(ModelOptions {
+        algos,
+        table,
+        layout: match args.layout {
+            None | Some(LayoutKind::Aligned) => Layout::Aligned,
+            Some(LayoutKind::Packed) => Layout::Packed,
+        },
+        nodes,
+        squash: args.squash,
+    })
+}
+
+fn warn(msg: &str) {
+    eprintln!("futexhash: warning: {msg}");
+}
+
+fn sweep_error(e: sweep::SweepError) -> CliError {
+    if e.usage {
+        CliError::Usage(e.message)
+    } else {
+        CliError::Runtime(e.message)
+    }
+}
+
 pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     if let Some(json) = &args.internal_child {
         return run_child(json);
@@ -197,19 +334,172 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     if let Some(p) = &args.plot {
         check_writable_dir(p, "plot")?;
     }
-    match args.backend {
-        BackendKind::Model => Err(CliError::Usage(
-            "--backend model is not available yet (the model bucket table is still being \
-             built); use --backend kernel"
-                .into(),
-        )),
-        BackendKind::Kernel => run_kernel(&args, &plan),
+    let backends = parse_backends(&args.backend)?;
+    let model = model_options(&args, &backends)?;
+    if args.compare {
+        let figs = crate::bench::compare::compare(plan.runtime, args.futexes as usize)
+            .map_err(sweep_error)?;
+        let text = match args.out.format {
+            Format::Json => {
+                output::to_json(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
+            }
+            Format::Csv => {
+                output::to_csv(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
+            }
+            Format::Table => figs.render(),
+        };
+        return args.out.emit(&text);
     }
+    let workload = match args.workload {
+        WorkloadArg::Hash => Workload::Hash,
+        WorkloadArg::Wake => Workload::Wake,
+        WorkloadArg::Lock | WorkloadArg::Noisy => {
+            return run_contend(&args, &plan, &backends, model);
+        }
+    };
+    let spec = SweepSpec {
+        backends,
+        model,
+        threads: plan.threads.clone(),
+        buckets: plan.buckets.clone(),
+        futexes: plan.futexes,
+        runtime: plan.runtime,
+        workload,
+        shared: args.shared,
+        mlockall: args.mlockall,
+        exe: None,
+    };
+    sweep::validate(&spec).map_err(sweep_error)?;
+    let total = sweep::configs(&spec).len();
+    let bar = (total > 1 && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(total as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} configurations, {msg} (eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b.set_prefix("bench");
+        b
+    });
+    let result = sweep::sweep(&spec, &mut |p| match p {
+        Progress::Start {
+            index,
+            total,
+            config,
+        } => {
+            if let Some(b) = &bar {
+                b.set_length(total as u64);
+                b.set_position(index as u64);
+                b.set_message(config.to_string());
+            }
+        }
+        Progress::Message(l) => match &bar {
+            Some(b) => b.println(l),
+            None => eprintln!("{l}"),
+        },
+    });
+    match &bar {
+        Some(b) if result.is_err() => b.abandon(),
+        Some(b) => b.finish_and_clear(),
+        None => {}
+    }
+    let result = result.map_err(sweep_error)?;
+    if !args.silent || args.out.format != Format::Table {
+        for w in &result.warnings {
+            warn(w);
+        }
+    } else {
+        for w in result
+            .warnings
+            .iter()
+            .filter(|w| !w.contains("did not return"))
+        {
+            warn(w);
+        }
+    }
+    emit(&args, &plan, workload.as_str(), &result.measured)
+}
+
+/// `--workload lock|noisy`: one run (per hasher / backend), records with the extra fields.
+fn run_contend(
+    args: &BenchArgs,
+    plan: &Plan,
+    backends: &[BackendChoice],
+    model: ModelOptions,
+) -> Result<(), CliError> {
+    if plan.threads.len() != 1 {
+        return Err(CliError::usage(
+            "--workload lock and noisy take a single thread count (-t N)",
+        ));
+    }
+    let bucket_list = plan.buckets.clone().unwrap_or_default();
+    if bucket_list.len() > 1 {
+        return Err(CliError::usage(
+            "--workload lock and noisy take a single bucket count (-b N)",
+        ));
+    }
+    if args.shared {
+        return Err(CliError::usage("-S applies to the hash and wake workloads"));
+    }
+    let check = |v: u64, what: &str, max: u64| -> Result<usize, CliError> {
+        if (1..=max).contains(&v) {
+            Ok(v as usize)
+        } else {
+            Err(CliError::Usage(format!(
+                "{what} '{v}' must be from 1 to {max}"
+            )))
+        }
+    };
+    let spec = ContendSpec {
+        backends: backends.to_vec(),
+        model: model.clone(),
+        threads: plan.threads[0],
+        buckets: bucket_list.first().copied(),
+        futexes: plan.futexes,
+        runtime: plan.runtime,
+        holders: check(args.holders, "holder count", 1024)?,
+        groups: if args.workload == WorkloadArg::Lock {
+            args.nodes.map_or(
+                if model.table == ModelKind::Numa {
+                    model.nodes
+                } else {
+                    2
+                },
+                |n| n as usize,
+            )
+        } else {
+            1
+        },
+        victim_threads: check(args.victim_threads, "victim thread count", 1024)?,
+        victim_futexes: check(args.victim_futexes, "victim futex count", MAX_FUTEXES)?,
+        exe: None,
+    };
+    let result = match args.workload {
+        WorkloadArg::Lock => contend::run_lock(&spec),
+        _ => contend::run_noisy(&spec),
+    }
+    .map_err(sweep_error)?;
+    for w in &result.warnings {
+        warn(w);
+    }
+    let records = result.records;
+    if let Some(path) = &args.plot {
+        record::write_plot(path, "futex contention", &records)
+            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
+    }
+    let text = match args.out.format {
+        Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Csv => output::to_csv(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Table => contend::render(&records),
+    };
+    args.out.emit(&text)
 }
 
 /// The child side: run one configuration here, print the report as JSON.
 fn run_child(json: &str) -> Result<(), CliError> {
-    let cfg: ChildConfig = serde_json::from_str(json)
+    let cfg: kernel::ChildConfig = serde_json::from_str(json)
         .map_err(|e| CliError::Usage(format!("bad --internal-child configuration: {e}")))?;
     let report = kernel::run_here(&cfg).map_err(|e| {
         if e.usage {
@@ -223,212 +513,24 @@ fn run_child(json: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-fn warn(msg: &str) {
-    eprintln!("futexhash: warning: {msg}");
-}
-
-fn run_kernel(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
-    if args.table.is_some() {
-        return Err(CliError::usage(
-            "--table applies to the model backend; for the kernel choose its table with -b \
-             (0 = global hash, N = N private slots)",
-        ));
-    }
-    if args.layout.is_some() {
-        return Err(CliError::usage(
-            "--layout applies to the model backend; the kernel's layout is its own",
-        ));
-    }
-    if let Some(a) = args.algo.as_deref().filter(|&a| a != "kernel") {
-        return Err(CliError::Usage(format!(
-            "--algo '{a}' applies to the model backend; the kernel backend always uses the \
-             kernel's own hash (jhash2), --algo kernel"
-        )));
-    }
-    if plan.buckets.as_ref().is_some_and(|b| b.contains(&1)) {
-        return Err(CliError::usage(
-            "bucket count '1' is refused by the kernel; use 0 (global hash) or a power of two >= 2",
-        ));
-    }
-
-    // Which slot settings can run on this kernel.
-    let mut slot_settings: Vec<Option<u64>> = match &plan.buckets {
-        Some(list) => list.iter().map(|&b| Some(b)).collect(),
-        None => vec![None],
-    };
-    if !kernel::private_hash_supported() {
-        let skipped: Vec<String> = slot_settings
-            .iter()
-            .flatten()
-            .filter(|&&b| b != 0)
-            .map(|b| b.to_string())
-            .collect();
-        if !skipped.is_empty() {
-            warn(&format!(
-                "this kernel has no private futex hash (prctl PR_FUTEX_HASH, Linux 6.16+, \
-                 CONFIG_FUTEX_PRIVATE_HASH): skipping bucket counts {}; running the global \
-                 hash only",
-                skipped.join(",")
-            ));
-        }
-        slot_settings.retain(|b| b.is_none_or(|b| b == 0));
-        if slot_settings.is_empty() {
-            slot_settings.push(Some(0));
-        }
-    }
-    if args.shared && slot_settings.iter().any(|b| b.is_some_and(|b| b > 0)) {
-        warn(
-            "shared futexes (-S) always hash into the kernel's global table; the private \
-             slot setting does not affect them",
-        );
-    }
-    let cpus = allowed_cpus().len();
-    if let Some(&t) = plan.threads.iter().find(|&&t| t > cpus) {
-        warn(&format!(
-            "{t} threads on {cpus} CPUs: oversubscribed: measures the scheduler, not the hash"
-        ));
-    }
-
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::Runtime(format!("cannot find this program's path: {e}")))?;
-    let configs: Vec<(usize, Option<u64>)> = plan
-        .threads
-        .iter()
-        .flat_map(|&t| slot_settings.iter().map(move |&b| (t, b)))
-        .collect();
-    let bar = (configs.len() > 1 && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(configs.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} configurations, {msg} (eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        b.set_prefix("bench");
-        b
-    });
-
-    let mut results: Vec<Measured> = Vec::new();
-    for &(threads, slots) in &configs {
-        if let Some(b) = &bar {
-            b.set_message(format!(
-                "t={threads} b={}",
-                slots.map_or("auto".into(), |s| s.to_string())
-            ));
-        }
-        let cfg = ChildConfig {
-            run: RunConfig {
-                threads,
-                futexes: plan.futexes,
-                runtime: plan.runtime,
-                workload: args.workload,
-                pin: true,
-            },
-            slots,
-            shared: args.shared,
-            mlockall: args.mlockall,
-        };
-        let mut forward = |s: &str| {
-            for l in s.lines().filter(|l| !l.trim().is_empty()) {
-                match &bar {
-                    Some(b) => b.println(l),
-                    None => eprintln!("{l}"),
-                }
-            }
-        };
-        let report = kernel::run_in_child(&exe, &cfg, &mut forward).map_err(|e| {
-            if let Some(b) = &bar {
-                b.abandon();
-            }
-            let b = slots.map_or("auto".to_string(), |s| s.to_string());
-            let msg = format!("threads {threads}, buckets {b}: {}", e.message);
-            if e.usage {
-                CliError::Usage(msg)
-            } else {
-                CliError::Runtime(msg)
-            }
-        })?;
-        let buckets = slots.or(report.slots_applied).unwrap_or(0);
-        let rec = BenchRecord::new(
-            RecordMeta {
-                backend: "kernel".into(),
-                algo: "kernel".into(),
-                table: if buckets == 0 || args.shared {
-                    "global"
-                } else {
-                    "private"
-                }
-                .into(),
-                layout: "kernel".into(),
-                buckets,
-                futexes: plan.futexes,
-                workload: args.workload,
-                shared: args.shared,
-                slots_applied: report.slots_applied,
-                pid: report.pid,
-            },
-            &report.outcome,
-        );
-        if rec.unexpected > 0 && !args.silent {
-            warn(&format!(
-                "{} of the futex calls (threads {threads}) did not return as expected \
-                 (perf: \"Non-expected futex return call\")",
-                rec.unexpected
-            ));
-        }
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-        results.push(Measured {
-            hash_line: record::kernel_hash_line(report.slots_requested, report.slots_applied),
-            record: rec,
-            outcome: report.outcome,
-        });
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let worst = results
-        .iter()
-        .map(|m| m.record.cpu_share)
-        .min_by(f64::total_cmp);
-    if let Some(worst) = worst.filter(|&w| w < 0.9) {
-        warn(&format!(
-            "busy machine: the worker threads got as little as {:.0}% of their wall-clock \
-             time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
-            worst * 100.0
-        ));
-    }
-    emit(args, plan, &results)
-}
-
-/// One measured configuration, whatever the backend: its record, the raw outcome (for
-/// perf's per-thread lines) and perf's "Futex hashing: ..." line.
-struct Measured {
-    record: BenchRecord,
-    outcome: RunOutcome,
-    hash_line: String,
-}
-
 /// Writes the plot (if asked) and the records: perf's lines for a single configuration in
 /// table format, the sweep table otherwise, or CSV/JSON.
-fn emit(args: &BenchArgs, plan: &Plan, results: &[Measured]) -> Result<(), CliError> {
+fn emit(
+    args: &BenchArgs,
+    plan: &Plan,
+    workload: &str,
+    results: &[sweep::Measured],
+) -> Result<(), CliError> {
     let records: Vec<BenchRecord> = results.iter().map(|r| r.record.clone()).collect();
     if let Some(path) = &args.plot {
         let title = format!(
             "futex {} throughput, {} futexes/thread, {} s",
-            args.workload.as_str(),
+            workload,
             plan.futexes,
             record::fmt_secs(plan.runtime.as_secs_f64())
         );
-        plot::write_svg(
-            path,
-            &title,
-            "mean ops/sec per thread",
-            &record::plot_series(&records),
-        )
-        .map_err(CliError::Usage)?;
+        record::write_plot(path, &title, &records)
+            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,

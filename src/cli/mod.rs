@@ -10,6 +10,8 @@ mod bench;
 mod dist;
 mod hash;
 mod list;
+mod report;
+mod sim;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -36,6 +38,12 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Distribution quality of hashers on a workload's keys, every table size.
     Dist(dist::DistArgs),
+    /// Predict perf bench futex hash on a machine profile (discrete-event simulation);
+    /// `sim calibrate` fits a profile, `sim validate` checks it against published tables.
+    Sim(Box<sim::SimArgs>),
+    /// The whole evaluation: distribution, model and kernel throughput, simulation,
+    /// written as DIR/report.md with SVG plots.
+    Report(report::ReportArgs),
 }
 
 /// Why a subcommand failed.
@@ -89,6 +97,8 @@ where
         Command::Hash(a) => hash::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Dist(a) => dist::run(a),
+        Command::Sim(a) => sim::run(*a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

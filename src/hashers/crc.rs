@@ -7,8 +7,7 @@
 //! CRCs are linear over GF(2): `h(k) ^ h(k ^ e)` does not depend on `k`. The `dist`
 //! differential diagnostic exists to show exactly that.
 
-use super::{KeyHasher, Scope, scoped_names};
-use crate::key::FutexKey;
+use super::byte_hasher;
 
 /// Kernel `crc32_le(seed, data)`: no inversion in or out.
 #[inline(always)]
@@ -24,48 +23,17 @@ pub fn crc32c_raw(seed: u32, data: &[u8]) -> u32 {
     !crc32c::crc32c_append(!seed, data)
 }
 
-macro_rules! crc_hasher {
-    ($ty:ident, $name:literal, $func:ident, $desc:literal, $src:literal) => {
-        #[doc = $desc]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub struct $ty {
-            /// Which bytes are hashed.
-            pub scope: Scope,
-        }
-
-        impl KeyHasher for $ty {
-            scoped_names!($name);
-            fn description(&self) -> &'static str {
-                $desc
-            }
-            fn source(&self) -> &'static str {
-                $src
-            }
-            fn keyed(&self) -> bool {
-                false
-            }
-            #[inline(always)]
-            fn hash(&self, key: &FutexKey) -> u32 {
-                match self.scope {
-                    Scope::Full => $func(key.offset(), &key.full_bytes()),
-                    Scope::Addr => $func(key.offset(), &key.addr_bytes()),
-                }
-            }
-        }
-    };
-}
-
-crc_hasher!(
+byte_hasher!(
     Crc32,
     "crc32",
-    crc32_le,
     "raw CRC-32 (poly 0xedb88320) seeded with offset, no inversion",
-    "lib/crc32.c crc32_le()"
+    "lib/crc32.c crc32_le()",
+    |b, seed| crc32_le(seed, b)
 );
-crc_hasher!(
+byte_hasher!(
     Crc32c,
     "crc32c",
-    crc32c_raw,
     "raw CRC-32C (poly 0x82f63b78) seeded with offset, no inversion",
-    "lib/crc32c.c crc32c()"
+    "lib/crc32c.c crc32c()",
+    |b, seed| crc32c_raw(seed, b)
 );

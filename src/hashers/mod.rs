@@ -127,6 +127,46 @@ macro_rules! scoped_names {
 }
 pub(crate) use scoped_names;
 
+/// Defines an unkeyed hasher struct over the scope's bytes: `|bytes, seed| expr`.
+macro_rules! byte_hasher {
+    ($ty:ident, $name:literal, $desc:literal, $src:literal, |$b:ident, $seed:ident| $body:expr) => {
+        #[doc = $desc]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $ty {
+            /// Which bytes are hashed.
+            pub scope: $crate::hashers::Scope,
+        }
+
+        impl $crate::hashers::KeyHasher for $ty {
+            $crate::hashers::scoped_names!($name);
+            fn description(&self) -> &'static str {
+                $desc
+            }
+            fn source(&self) -> &'static str {
+                $src
+            }
+            fn keyed(&self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn hash(&self, key: &$crate::key::FutexKey) -> u32 {
+                let $seed = key.offset();
+                match self.scope {
+                    $crate::hashers::Scope::Full => {
+                        let $b = &key.full_bytes()[..];
+                        $body
+                    }
+                    $crate::hashers::Scope::Addr => {
+                        let $b = &key.addr_bytes()[..];
+                        $body
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use byte_hasher;
+
 /// Every algorithm, in registry order.
 pub const ALGORITHMS: [&str; 11] = [
     "jhash2",

@@ -1,6 +1,7 @@
 //! Reporting: text tables in the seed threads' `+-----+` style, CSV and JSON records, atomic
 //! file output (and, as later issues land, SVG plots and the Markdown report).
 
+pub mod evaluation;
 pub mod output;
 pub mod plot;
 

@@ -87,7 +87,7 @@ fn looks_numeric(cell: &str) -> bool {
     !t.is_empty()
         && t.chars().any(|c| c.is_ascii_digit())
         && t.chars()
-            .all(|c| c.is_ascii_digit() || ",.+-%()xe ".contains(c))
+            .all(|c| c.is_ascii_digit() || ",.+-%()xe *Fw".contains(c))
 }
 
 /// `1234567.25` with `decimals = 1` → `"1,234,567.3"`: thousands separators as in the seed

@@ -20,6 +20,15 @@ fn to_io(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
+/// A y tick label: thousands separators for large values, three decimals for small ones.
+fn y_tick(y: f64) -> String {
+    if y.abs() >= 1000.0 {
+        super::fmt_grouped(y, 0)
+    } else {
+        format!("{y:.3}")
+    }
+}
+
 /// Renders the plot as an SVG document. With `log2_x`, x values must be positive; they are
 /// placed at `log2(x)` and the ticks read `2^k`. Non-finite y values are skipped.
 pub fn line_plot_svg_string(
@@ -84,7 +93,7 @@ pub fn line_plot_svg_string(
             .y_desc(y_label)
             .x_labels(n_x)
             .x_label_formatter(&xfmt)
-            .y_label_formatter(&|y: &f64| format!("{y:.3}"))
+            .y_label_formatter(&|y: &f64| y_tick(*y))
             .draw()
             .map_err(to_io)?;
         for (i, ((name, _), p)) in series.iter().zip(&pts).enumerate() {

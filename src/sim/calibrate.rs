@@ -125,7 +125,7 @@ pub fn calibrate(
     let w_narrow = scenario.workload(hasher, narrow.buckets);
     let mut p = template.clone();
     let rate = |p: &MachineProfile, w: &SimWorkload| simulate(p, w, hash_ns, len).ops_per_sec;
-    for _ in 0..6 {
+    for _ in 0..12 {
         let cap = 1e9 / wide.ops_per_sec * 4.0;
         p.outside_ns = solve_decreasing(0.0, cap, wide.ops_per_sec, |x| {
             let mut q = p.clone();
@@ -154,7 +154,7 @@ pub fn calibrate(
     } else {
         Err(format!(
             "could not fit both rows (residual errors {:+.1}% and {:+.1}%): the rows may be \
-             inconsistent with this topology, hold time or thread count",
+             inconsistent with this topology, hold time or thread count, or the simulated run too short (raise --ops)",
             e1 * 100.0,
             e2 * 100.0
         ))

@@ -27,8 +27,10 @@
 
 pub mod calibrate;
 pub mod profile;
+pub mod sweep;
 pub mod validate;
 
+use crate::bench::stats::ThroughputStats;
 use profile::MachineProfile;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -71,6 +73,10 @@ pub struct SimResult {
     pub latency_ns_p50: f64,
     /// 99th percentile simulated latency, ns.
     pub latency_ns_p99: f64,
+    /// 99.9th percentile simulated latency, ns.
+    pub latency_ns_p999: f64,
+    /// Simulated (virtual) time the run covered, seconds.
+    pub simulated_secs: f64,
 }
 
 /// How long to simulate.
@@ -201,7 +207,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
             f64::from(len.measured_ops) / span
         })
         .collect();
-    let (mean, stderr_pct) = mean_and_stderr_pct(&rates);
+    let stats = ThroughputStats::from_rates(&rates);
     latencies.sort_unstable();
     let pct = |p: f64| {
         if latencies.is_empty() {
@@ -212,27 +218,14 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         }
     };
     SimResult {
-        ops_per_sec: mean,
-        ops_per_sec_total: mean * threads as f64,
-        stderr_pct,
+        ops_per_sec: stats.mean,
+        ops_per_sec_total: stats.total,
+        stderr_pct: stats.stderr_pct(),
         latency_ns_p50: pct(0.50),
         latency_ns_p99: pct(0.99),
+        latency_ns_p999: pct(0.999),
+        simulated_secs: (0..threads).map(|t| measure_end[t]).max().unwrap_or(0) as f64 * 1e-12,
     }
-}
-
-/// Mean of per-thread rates and the standard error of that mean in percent, as perf
-/// prints it (`stddev / sqrt(n) / mean × 100`, sample standard deviation).
-pub fn mean_and_stderr_pct(rates: &[f64]) -> (f64, f64) {
-    let n = rates.len() as f64;
-    if rates.is_empty() {
-        return (0.0, 0.0);
-    }
-    let mean = rates.iter().sum::<f64>() / n;
-    if rates.len() < 2 || mean == 0.0 {
-        return (mean, 0.0);
-    }
-    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt() / n.sqrt() / mean * 100.0)
 }
 
 #[cfg(test)]
@@ -342,13 +335,5 @@ mod tests {
         w.op = SimOp::WakeNone;
         let r = simulate(&m, &w, 25.0, SimLength::default());
         assert!((r.ops_per_sec / (1e9 / 425.0) - 1.0).abs() < 1e-3, "{r:?}");
-    }
-
-    #[test]
-    fn stderr_matches_hand_computation() {
-        // rates 1,2,3: mean 2, sample sd 1, stderr = 1/sqrt(3)/2*100 = 28.8675…%
-        let (m, s) = mean_and_stderr_pct(&[1.0, 2.0, 3.0]);
-        assert_eq!(m, 2.0);
-        assert!((s - 28.867513459481287).abs() < 1e-9);
     }
 }

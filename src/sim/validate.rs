@@ -22,7 +22,8 @@ pub struct PublishedTable {
     pub rows: Vec<(u64, Vec<f64>)>,
 }
 
-/// Reads a `buckets,COL…` CSV of the `data/published/` form.
+/// Reads a `buckets,COL…` CSV of the `data/published/` form, or the CSV that
+/// `futexhash bench --format csv` writes (its `buckets` and `ops_per_sec` columns).
 pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
@@ -30,29 +31,48 @@ pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
     let header = lines
         .next()
         .ok_or_else(|| format!("'{}' is empty", path.display()))?;
-    let mut cols = header.split(',').map(|s| s.trim().to_string());
-    if cols.next().as_deref() != Some("buckets") {
-        return Err(format!(
-            "'{}': the first column must be 'buckets'",
-            path.display()
-        ));
-    }
-    let columns: Vec<String> = cols.collect();
+    let names: Vec<String> = header.split(',').map(|s| s.trim().to_string()).collect();
+    // Which CSV columns hold the buckets and the rates.
+    let (bucket_col, rate_cols): (usize, Vec<usize>) = if names[0] == "buckets" {
+        (0, (1..names.len()).collect())
+    } else {
+        match (
+            names.iter().position(|n| n == "buckets"),
+            names.iter().position(|n| n == "ops_per_sec"),
+        ) {
+            (Some(b), Some(r)) => (b, vec![r]),
+            _ => {
+                return Err(format!(
+                    "'{}': expected a 'buckets' first column, or the 'buckets' and \
+                     'ops_per_sec' columns of futexhash bench --format csv",
+                    path.display()
+                ));
+            }
+        }
+    };
+    let columns: Vec<String> = rate_cols.iter().map(|&c| names[c].clone()).collect();
     if columns.is_empty() {
         return Err(format!("'{}' has no rate column", path.display()));
     }
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
         let bad = || format!("'{}' data row {i}: cannot read '{line}'", path.display());
-        let mut cells = line.split(',').map(str::trim);
-        let buckets: u64 = cells.next().and_then(|c| c.parse().ok()).ok_or_else(bad)?;
-        let rates: Vec<f64> = cells
-            .map(|c| c.parse::<f64>().map_err(|_| bad()))
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() != names.len() {
+            return Err(bad());
+        }
+        let buckets: u64 = cells[bucket_col].parse().map_err(|_| bad())?;
+        let rates: Vec<f64> = rate_cols
+            .iter()
+            .map(|&c| cells[c].parse::<f64>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
-        if rates.len() != columns.len() || !(buckets == 0 || buckets.is_power_of_two()) {
+        if !(buckets == 0 || buckets.is_power_of_two()) || rates.iter().any(|r| !r.is_finite()) {
             return Err(bad());
         }
         rows.push((buckets, rates));
+    }
+    if rows.is_empty() {
+        return Err(format!("'{}' has no data rows", path.display()));
     }
     Ok(PublishedTable { columns, rows })
 }
@@ -193,9 +213,13 @@ pub fn predict_published(
                 .ok_or_else(|| format!("{file}: unknown column '{header}'"))?;
             let h = AnyHasher::by_name(name, HashKey::DEFAULT).expect("registry");
             for (i, (buckets, rates)) in table.rows.iter().enumerate() {
-                let predicted =
-                    simulate(profile, &sc.workload(&h, *buckets), profile.hash_cost(name), len)
-                        .ops_per_sec;
+                let predicted = simulate(
+                    profile,
+                    &sc.workload(&h, *buckets),
+                    profile.hash_cost(name),
+                    len,
+                )
+                .ops_per_sec;
                 out.push(ValidationRow {
                     table: file.to_string(),
                     algo: name.to_string(),
@@ -241,6 +265,18 @@ mod tests {
         }
         let b = read_published(&data().join("buckets-240threads-256cpu.csv")).unwrap();
         assert_eq!(b.rows[0], (0, vec![1868129.33]));
+        let dir = std::env::temp_dir().join(format!("fh-bcsv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("bench.csv");
+        std::fs::write(
+            &p,
+            "backend,algo,buckets,ops_per_sec\nkernel,kernel,2,100.5\nkernel,kernel,0,200\n",
+        )
+        .unwrap();
+        let k = read_published(&p).unwrap();
+        assert_eq!(k.columns, ["ops_per_sec"]);
+        assert_eq!(k.rows, vec![(2, vec![100.5]), (0, vec![200.0])]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -252,6 +288,8 @@ mod tests {
             ("b.csv", "buckets,x\n3,2\n"),
             ("c.csv", "buckets,x\n2,abc\n"),
             ("d.csv", ""),
+            ("e.csv", "buckets,x\n"),
+            ("f.csv", "buckets,x\n2,1,3\n"),
         ] {
             std::fs::write(dir.join(name), text).unwrap();
             assert!(read_published(&dir.join(name)).is_err(), "{name}");
@@ -265,7 +303,10 @@ mod tests {
         assert_eq!(k.len(), 3);
         assert!(k.iter().all(|t| t.len() == 16));
         assert_eq!(k[0][1].address() - k[0][0].address(), 4);
-        assert_eq!(k[1][0].address() - k[0][0].address(), crate::workload::PERF_CHUNK);
+        assert_eq!(
+            k[1][0].address() - k[0][0].address(),
+            crate::workload::PERF_CHUNK
+        );
         assert!(perf_keys_per_thread(3, 2000, 1).is_err());
     }
 }

@@ -1,0 +1,467 @@
+//! The performance figures of issue 5, measured side by side in one run and given as
+//! ratios (`futexhash bench --compare`):
+//!
+//! * **model vs kernel** — one failing `FUTEX_WAIT` (hash, lock the bucket, compare,
+//!   unlock) on the model table against the real system call, one thread, perf's loop over
+//!   F words; ns per operation from the thread's CPU time (so a busy machine does not
+//!   distort it). The model table is configured like the kernel's default for this process
+//!   (private table of the automatic size, `jhash2-addr`); the kernel run happens in this
+//!   process with its automatic private hash (nothing irreversible is set).
+//! * **2 threads vs 1** — total operations/sec of two threads pinned to two CPUs against
+//!   one thread, on a large aligned model table (65536 global buckets, so the threads
+//!   practically never meet in a bucket or a cache line). Close to 2 is expected when two
+//!   CPUs are free.
+//!   The same runs are also given per CPU-second (`two_threads_vs_one_cpu`: the sum over
+//!   threads of operations per second of CPU time each got), which a busy machine does not
+//!   distort.
+//! * **aligned vs packed** — two threads, each hammering one futex whose keys land in
+//!   *adjacent* buckets of the same 64-byte cache line of a packed table (32-byte buckets);
+//!   the aligned table uses the same bucket indices, one per line. Packed buckets make the
+//!   two threads' lock and waiter-count writes bounce one cache line (false sharing), the
+//!   cost the 2013 thread (seed 003) measured and why `____cacheline_aligned_in_smp`
+//!   buckets are used. Ratio = aligned ÷ packed operations per CPU-second (> 1 = the
+//!   false-sharing cost; it only shows while both threads run at the same time).
+//!
+//! Each pair is measured `reps` times, alternating A and B so drifting background load hits
+//! both alike; medians are reported.
+
+use super::kernel::KernelBackend;
+use super::model::{ModelBackend, SYNTHETIC_MM, make_key};
+use super::runner::{self, Backend, RunConfig, RunOutcome, Worker, Workload};
+use super::stats::ThroughputStats;
+use super::sweep::SweepError;
+use crate::hashers::{AnyHasher, HashKey};
+use crate::key::FutexKey;
+use crate::report::{TextTable, fmt_grouped};
+use crate::table::{
+    Aligned, BucketLayout, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce,
+    TableKind,
+};
+use serde::Serialize;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+/// One figure: medians of A and B and their ratio.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    /// Short name: `model_vs_kernel`, `two_threads_vs_one`, `aligned_vs_packed`.
+    pub figure: &'static str,
+    /// What A is.
+    pub a: String,
+    /// Median of A.
+    pub a_median: f64,
+    /// What B is.
+    pub b: String,
+    /// Median of B.
+    pub b_median: f64,
+    /// Unit of the medians.
+    pub unit: &'static str,
+    /// `a_median / b_median`.
+    pub ratio: f64,
+    /// What the issue expects of the ratio.
+    pub expected: &'static str,
+    /// Repetitions behind each median.
+    pub reps: usize,
+    /// Lowest CPU share any worker thread got (1 = never preempted).
+    pub min_cpu_share: f64,
+}
+
+/// All figures of one `compare` run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figures {
+    /// In the order above.
+    pub figures: Vec<Figure>,
+}
+
+impl Figures {
+    /// The rows (for CSV/JSON).
+    pub fn rows(&self) -> Vec<Figure> {
+        self.figures.clone()
+    }
+
+    /// A table plus one line per figure.
+    pub fn render(&self) -> String {
+        let mut t = TextTable::new(
+            [
+                "figure", "A", "median A", "B", "median B", "unit", "A/B", "expected",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<String>>(),
+        );
+        for f in &self.figures {
+            t.push(vec![
+                f.figure.to_string(),
+                f.a.clone(),
+                fmt_grouped(f.a_median, 1),
+                f.b.clone(),
+                fmt_grouped(f.b_median, 1),
+                f.unit.to_string(),
+                format!("{:.3}", f.ratio),
+                f.expected.to_string(),
+            ]);
+        }
+        let mut s = t.render();
+        let share = self
+            .figures
+            .iter()
+            .map(|f| f.min_cpu_share)
+            .fold(1.0, f64::min);
+        s.push_str(&format!(
+            "medians of {} alternating runs each; lowest CPU share of a worker thread: {:.0}%{}\n",
+            self.figures.first().map_or(0, |f| f.reps),
+            share * 100.0,
+            if share < 0.9 {
+                " (busy machine: wall-clock ratios understate scaling)"
+            } else {
+                ""
+            }
+        ));
+        s
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn rt(e: runner::RunError) -> SweepError {
+    SweepError {
+        usage: false,
+        message: e.0,
+    }
+}
+
+fn cpu_share(o: &RunOutcome) -> f64 {
+    o.threads
+        .iter()
+        .map(|t| {
+            if t.secs > 0.0 {
+                t.cpu_secs / t.secs
+            } else {
+                0.0
+            }
+        })
+        .fold(1.0, f64::min)
+}
+
+/// ns per operation from CPU time (mean over threads).
+fn ns_per_op_cpu(o: &RunOutcome) -> f64 {
+    let r = ThroughputStats::from_rates(
+        &o.threads
+            .iter()
+            .map(|t| t.rate_per_cpu_sec())
+            .collect::<Vec<_>>(),
+    )
+    .mean;
+    if r > 0.0 { 1e9 / r } else { f64::NAN }
+}
+
+fn total_rate(o: &RunOutcome) -> f64 {
+    o.threads.iter().map(|t| t.rate()).sum()
+}
+
+/// Mean per-thread operations per second of CPU time the thread got.
+fn mean_cpu_rate(o: &RunOutcome) -> f64 {
+    ThroughputStats::from_rates(
+        &o.threads
+            .iter()
+            .map(|t| t.rate_per_cpu_sec())
+            .collect::<Vec<_>>(),
+    )
+    .mean
+}
+
+/// Sum over threads of operations per CPU-second: what the threads would do with a CPU
+/// each, whatever else runs on the machine.
+fn total_cpu_rate(o: &RunOutcome) -> f64 {
+    o.threads.iter().map(|t| t.rate_per_cpu_sec()).sum()
+}
+
+/// Runs A and B `reps` times alternately.
+fn runs(
+    reps: usize,
+    mut a: impl FnMut() -> Result<RunOutcome, SweepError>,
+    mut b: impl FnMut() -> Result<RunOutcome, SweepError>,
+) -> Result<(Vec<RunOutcome>, Vec<RunOutcome>), SweepError> {
+    let (mut va, mut vb) = (Vec::new(), Vec::new());
+    for _ in 0..reps.max(1) {
+        va.push(a()?);
+        vb.push(b()?);
+    }
+    Ok((va, vb))
+}
+
+/// Measures A and B `reps` times alternately; returns (median A, median B, min share).
+fn pair(
+    reps: usize,
+    a: impl FnMut() -> Result<RunOutcome, SweepError>,
+    b: impl FnMut() -> Result<RunOutcome, SweepError>,
+    metric: impl Fn(&RunOutcome) -> f64,
+) -> Result<(f64, f64, f64), SweepError> {
+    let (ra, rb) = runs(reps, a, b)?;
+    let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
+    let mut va: Vec<f64> = ra.iter().map(&metric).collect();
+    let mut vb: Vec<f64> = rb.iter().map(&metric).collect();
+    Ok((median(&mut va), median(&mut vb), share))
+}
+
+/// A backend whose thread t waits on one word (its own cache line) under the key
+/// `keys[t]`, on a global table with layout `L`.
+struct PinnedKeys<L: BucketLayout> {
+    table: GlobalTable<AnyHasher, L>,
+    keys: [FutexKey; 2],
+}
+
+#[repr(align(64))]
+struct PaddedWord(AtomicU32);
+
+struct PinnedWorker<'a, L: BucketLayout> {
+    table: &'a GlobalTable<AnyHasher, L>,
+    word: Box<PaddedWord>,
+    key: FutexKey,
+}
+
+impl<L: BucketLayout> Worker for PinnedWorker<'_, L> {
+    #[inline]
+    fn wait_fail(&mut self, _idx: usize) -> bool {
+        self.table
+            .wait(&self.key, &self.word.0, 1234, None)
+            .is_err()
+    }
+    #[inline]
+    fn wake(&mut self, _idx: usize) -> bool {
+        self.table.wake(&self.key, 1) == 0
+    }
+    fn word_addr(&self, _idx: usize) -> usize {
+        self.word.0.as_ptr() as usize
+    }
+}
+
+impl<L: BucketLayout> Backend for PinnedKeys<L> {
+    type Worker<'a>
+        = PinnedWorker<'a, L>
+    where
+        L: 'a;
+    fn worker(&self, thread: usize, _futexes: usize) -> PinnedWorker<'_, L> {
+        PinnedWorker {
+            table: &self.table,
+            word: Box::new(PaddedWord(AtomicU32::new(0))),
+            key: self.keys[thread % 2],
+        }
+    }
+}
+
+/// Bucket count of the false-sharing tables.
+const FS_BUCKETS: usize = 1024;
+
+/// Two private keys of [`SYNTHETIC_MM`] that hash (jhash2, mask) to buckets `i` and `i + 1`
+/// where, in a packed table, both buckets lie in one 64-byte cache line.
+fn adjacent_keys(packed: &GlobalTable<AnyHasher, Packed>) -> [FutexKey; 2] {
+    let b = packed.buckets();
+    let line = |i: usize| (&b[i] as *const Packed as usize) / 64;
+    let first = (0..FS_BUCKETS - 1)
+        .find(|&i| line(i) == line(i + 1))
+        .expect("32-byte buckets: some neighbours share a line");
+    let mut found: [Option<FutexKey>; 2] = [None, None];
+    let mut addr: usize = 0x7f3a_5c20_0000;
+    while found.iter().any(Option::is_none) {
+        let k = make_key(SYNTHETIC_MM, addr, false);
+        let i = packed.index_of(&k);
+        if i == first && found[0].is_none() {
+            found[0] = Some(k);
+        } else if i == first + 1 && found[1].is_none() {
+            found[1] = Some(k);
+        }
+        addr += 4;
+    }
+    [found[0].unwrap(), found[1].unwrap()]
+}
+
+/// Measures the three figures: each measurement runs `runtime`, `reps` times alternately.
+/// `futexes` is perf's F for the first two figures. Takes about `12 × reps × runtime`.
+pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, SweepError> {
+    let jhash = AnyHasher::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
+    let jaddr = AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
+    let mut figures = Vec::new();
+
+    // (a) model op vs syscall, 1 thread.
+    let mut spec = ModelSpec::new(jhash, TableKind::Private);
+    spec.private_hasher = Some(jaddr);
+    let model = ModelBackend::new(
+        ModelTable::build(spec).map_err(|e| SweepError {
+            usage: false,
+            message: e.to_string(),
+        })?,
+        false,
+    );
+    let one = RunConfig::new(1, futexes, runtime, Workload::Hash);
+    let (a, b, share) = pair(
+        reps,
+        || runner::run(&model, &one).map_err(rt),
+        || runner::run(&KernelBackend { shared: false }, &one).map_err(rt),
+        ns_per_op_cpu,
+    )?;
+    figures.push(Figure {
+        figure: "model_vs_kernel",
+        a: format!("model op ({})", model.table.describe()),
+        a_median: a,
+        b: "kernel FUTEX_WAIT syscall".into(),
+        b_median: b,
+        unit: "ns/op (CPU time)",
+        ratio: a / b,
+        expected: "a small fraction (< 1)",
+        reps,
+        min_cpu_share: share,
+    });
+
+    // (b) 2 threads vs 1 on a large aligned table.
+    let mut spec = ModelSpec::new(jhash, TableKind::Global);
+    spec.buckets = Some(65536);
+    let big = ModelBackend::new(
+        ModelTable::build(spec).map_err(|e| SweepError {
+            usage: false,
+            message: e.to_string(),
+        })?,
+        false,
+    );
+    let two = RunConfig::new(2, futexes, runtime, Workload::Hash);
+    let (ra, rb) = runs(
+        reps,
+        || runner::run(&big, &two).map_err(rt),
+        || runner::run(&big, &one).map_err(rt),
+    )?;
+    let med = |v: &[RunOutcome], m: fn(&RunOutcome) -> f64| {
+        median(&mut v.iter().map(m).collect::<Vec<_>>())
+    };
+    let (a, b) = (med(&ra, total_rate), med(&rb, total_rate));
+    let (ca, cb) = (med(&ra, total_cpu_rate), med(&rb, total_cpu_rate));
+    let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
+    figures.push(Figure {
+        figure: "two_threads_vs_one",
+        a: "2 threads, 65536 aligned buckets".into(),
+        a_median: a,
+        b: "1 thread".into(),
+        b_median: b,
+        unit: "total ops/sec",
+        ratio: a / b,
+        expected: "close to 2 (2 free CPUs)",
+        reps,
+        min_cpu_share: share,
+    });
+    figures.push(Figure {
+        figure: "two_threads_vs_one_cpu",
+        a: "2 threads, 65536 aligned buckets (per CPU-second)".into(),
+        a_median: ca,
+        b: "1 thread (per CPU-second)".into(),
+        b_median: cb,
+        unit: "total ops per CPU-second",
+        ratio: ca / cb,
+        expected: "close to 2 (no shared lines)",
+        reps,
+        min_cpu_share: share,
+    });
+
+    // (c) aligned vs packed, two threads on adjacent buckets.
+    let geo = Geometry {
+        nodes: 1,
+        per_node: FS_BUCKETS,
+        reduce: Reduce::Mask,
+        squash: false,
+    };
+    let packed_t = GlobalTable::<AnyHasher, Packed>::new(jhash, geo).map_err(|e| SweepError {
+        usage: false,
+        message: e.to_string(),
+    })?;
+    let keys = adjacent_keys(&packed_t);
+    let packed = PinnedKeys {
+        table: packed_t,
+        keys,
+    };
+    let aligned = PinnedKeys {
+        table: GlobalTable::<AnyHasher, Aligned>::new(jhash, geo).map_err(|e| SweepError {
+            usage: false,
+            message: e.to_string(),
+        })?,
+        keys,
+    };
+    let fs = RunConfig::new(2, 1, runtime, Workload::Hash);
+    let (a, b, share) = pair(
+        reps,
+        || runner::run(&aligned, &fs).map_err(rt),
+        || runner::run(&packed, &fs).map_err(rt),
+        mean_cpu_rate,
+    )?;
+    figures.push(Figure {
+        figure: "aligned_vs_packed",
+        a: format!(
+            "{}: 2 threads on adjacent buckets",
+            Layout::Aligned.as_str()
+        ),
+        a_median: a,
+        b: "packed (same two buckets share a cache line)".into(),
+        b_median: b,
+        unit: "ops per CPU-second per thread",
+        ratio: a / b,
+        expected: "> 1 (false sharing in packed)",
+        reps,
+        min_cpu_share: share,
+    });
+    Ok(Figures { figures })
+}
+
+/// [`compare_with`] with 3 repetitions.
+pub fn compare(runtime: Duration, futexes: usize) -> Result<Figures, SweepError> {
+    compare_with(runtime, futexes, 3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacent_keys_share_a_line_only_when_packed() {
+        let jhash = AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let geo = Geometry {
+            nodes: 1,
+            per_node: FS_BUCKETS,
+            reduce: Reduce::Mask,
+            squash: false,
+        };
+        let p = GlobalTable::<AnyHasher, Packed>::new(jhash, geo).unwrap();
+        let a = GlobalTable::<AnyHasher, Aligned>::new(jhash, geo).unwrap();
+        let [k0, k1] = adjacent_keys(&p);
+        let (i0, i1) = (p.index_of(&k0), p.index_of(&k1));
+        assert_eq!(i1, i0 + 1);
+        let pl = |i: usize| (&p.buckets()[i] as *const Packed as usize) / 64;
+        let al = |i: usize| (&a.buckets()[i] as *const Aligned as usize) / 64;
+        assert_eq!(pl(i0), pl(i1));
+        assert_ne!(al(i0), al(i1));
+    }
+
+    #[test]
+    fn figures_are_complete_and_positive() {
+        let f = compare_with(Duration::from_millis(10), 64, 1).unwrap();
+        assert_eq!(f.figures.len(), 4);
+        for x in &f.figures {
+            assert!(x.a_median > 0.0 && x.b_median > 0.0, "{x:?}");
+            assert!((x.ratio - x.a_median / x.b_median).abs() < 1e-9);
+        }
+        let s = f.render();
+        assert!(s.contains("model_vs_kernel") && s.contains("aligned_vs_packed"));
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

@@ -1,0 +1,650 @@
+//! Programmatic sweeps: every (backend, hasher, threads, buckets) configuration of a
+//! `futexhash bench` invocation, measured one after the other, as [`BenchRecord`]s. The CLI
+//! (`futexhash bench`) and `futexhash report` both call [`sweep`].
+//!
+//! Model configurations run in this process (a fresh [`ModelTable`] for each); kernel
+//! configurations each run in a child process of the `futexhash` binary (see
+//! [`super::kernel`]), because a private-hash slot setting sticks to a process.
+
+use super::kernel::{self, ChildConfig};
+use super::model::ModelBackend;
+use super::record::{self, BenchRecord, RecordMeta};
+use super::runner::{self, RunConfig, RunOutcome, Workload, allowed_cpus};
+use crate::hashers::{AnyHasher, KeyHasher};
+use crate::table::{Layout, ModelSpec, ModelTable, TableKind};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the operations of a configuration go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The crate's user-space bucket table ([`crate::table`]).
+    Model,
+    /// The real `futex(2)` of this machine.
+    Kernel,
+}
+
+impl BackendChoice {
+    /// `model` or `kernel`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendChoice::Model => "model",
+            BackendChoice::Kernel => "kernel",
+        }
+    }
+}
+
+/// Options of the model backend.
+#[derive(Clone, Debug)]
+pub struct ModelOptions {
+    /// One column per hasher.
+    pub algos: Vec<AnyHasher>,
+    /// Table kind. With `Private`, buckets = private slots and 0 = the global hash (as the
+    /// kernel's `-b`); with `Global`/`Numa`, buckets = table size per node, 0 = the kernel's
+    /// size for this machine.
+    pub table: TableKind,
+    /// Bucket layout.
+    pub layout: Layout,
+    /// Nodes (`Numa` only).
+    pub nodes: usize,
+    /// FUTEX_SQUASH: every node reduced to one bucket (`Global`/`Numa`).
+    pub squash: bool,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions {
+            algos: vec![
+                AnyHasher::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
+                    .expect("jhash2 is registered"),
+            ],
+            table: TableKind::Private,
+            layout: Layout::Aligned,
+            nodes: 1,
+            squash: false,
+        }
+    }
+}
+
+/// A whole sweep.
+#[derive(Clone, Debug)]
+pub struct SweepSpec {
+    /// Backends, in column order (e.g. `[Model, Kernel]` for side by side).
+    pub backends: Vec<BackendChoice>,
+    /// Model options (ignored for kernel configurations).
+    pub model: ModelOptions,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Bucket counts; `None`: the kernel's automatic sizing (kernel) / the kernel's size
+    /// (model).
+    pub buckets: Option<Vec<u64>>,
+    /// Futex words per thread.
+    pub futexes: usize,
+    /// Run time of each configuration.
+    pub runtime: Duration,
+    /// The loop.
+    pub workload: Workload,
+    /// Shared futexes (`-S`).
+    pub shared: bool,
+    /// `mlockall` in the kernel children.
+    pub mlockall: bool,
+    /// The `futexhash` binary for kernel children; `None` = this process's executable
+    /// (right when the caller *is* `futexhash`).
+    pub exe: Option<PathBuf>,
+}
+
+impl SweepSpec {
+    /// A quick sweep: `backends`, the default model options, 1 thread per CPU, perf's 1024
+    /// futexes, `runtime`, the hash workload, buckets `buckets`.
+    pub fn new(backends: Vec<BackendChoice>, buckets: Option<Vec<u64>>, runtime: Duration) -> Self {
+        SweepSpec {
+            backends,
+            model: ModelOptions::default(),
+            threads: vec![allowed_cpus().len()],
+            buckets,
+            futexes: 1024,
+            runtime,
+            workload: Workload::Hash,
+            shared: false,
+            mlockall: false,
+            exe: None,
+        }
+    }
+}
+
+/// One configuration of a sweep.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Backend.
+    pub backend: BackendChoice,
+    /// Hasher (model only).
+    pub algo: Option<AnyHasher>,
+    /// Threads.
+    pub threads: usize,
+    /// Buckets (None: kernel default).
+    pub buckets: Option<u64>,
+}
+
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{} t={} b={}",
+            self.backend.as_str(),
+            self.algo
+                .map_or(String::new(), |a| format!("/{}", a.name())),
+            self.threads,
+            self.buckets.map_or("auto".into(), |b| b.to_string())
+        )
+    }
+}
+
+/// One measured configuration: its record, the raw outcome (perf's per-thread lines) and
+/// perf's "Futex hashing: ..." line.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// The record (CSV/JSON row).
+    pub record: BenchRecord,
+    /// Per-thread results.
+    pub outcome: RunOutcome,
+    /// perf's last line.
+    pub hash_line: String,
+}
+
+/// What a sweep produced.
+#[derive(Clone, Debug, Default)]
+pub struct SweepResult {
+    /// One per configuration run, in [`configs`] order (kernel bucket counts the kernel
+    /// cannot run are skipped).
+    pub measured: Vec<Measured>,
+    /// Warnings for the user (one line each, no prefix).
+    pub warnings: Vec<String>,
+}
+
+impl SweepResult {
+    /// The records alone.
+    pub fn records(&self) -> Vec<BenchRecord> {
+        self.measured.iter().map(|m| m.record.clone()).collect()
+    }
+}
+
+/// A sweep that could not run. `usage`: the configuration is wrong (CLI exit 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepError {
+    /// Caused by the request rather than the machine.
+    pub usage: bool,
+    /// One line.
+    pub message: String,
+}
+
+impl std::fmt::Display for SweepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SweepError {}
+
+fn usage(message: String) -> SweepError {
+    SweepError {
+        usage: true,
+        message,
+    }
+}
+
+/// The model table for one configuration.
+pub fn model_spec(opts: &ModelOptions, algo: AnyHasher, buckets: Option<u64>) -> ModelSpec {
+    let kind = match (opts.table, buckets) {
+        (TableKind::Private, Some(0)) => TableKind::Global,
+        (k, _) => k,
+    };
+    let mut s = ModelSpec::new(algo, kind);
+    s.layout = opts.layout;
+    s.nodes = if kind == TableKind::Numa {
+        opts.nodes
+    } else {
+        1
+    };
+    s.squash = opts.squash && kind != TableKind::Private;
+    s.buckets = match buckets {
+        None | Some(0) => None,
+        Some(b) => Some(b as usize),
+    };
+    s
+}
+
+/// Checks the request before anything runs (the same checks the CLI reports as usage
+/// errors).
+pub fn validate(spec: &SweepSpec) -> Result<(), SweepError> {
+    if spec.backends.is_empty() {
+        return Err(usage("no backend chosen".into()));
+    }
+    if spec.threads.is_empty() || spec.threads.contains(&0) {
+        return Err(usage("thread counts must be at least 1".into()));
+    }
+    if spec.futexes == 0 {
+        return Err(usage("futexes per thread must be at least 1".into()));
+    }
+    if let Some(b) = &spec.buckets {
+        if let Some(bad) = b.iter().find(|&&b| b != 0 && !b.is_power_of_two()) {
+            return Err(usage(format!(
+                "bucket count '{bad}' is not a power of two (or 0 = global hash)"
+            )));
+        }
+        if b.contains(&1) && spec.backends.contains(&BackendChoice::Kernel) {
+            return Err(usage(
+                "bucket count '1' is refused by the kernel; use 0 (global hash) or a power of two >= 2"
+                    .into(),
+            ));
+        }
+        if b.contains(&1) && spec.model.table == TableKind::Private {
+            return Err(usage(
+                "bucket count '1' is not a private table size (the kernel refuses it); use 0 \
+                 (global hash) or a power of two >= 2"
+                    .into(),
+            ));
+        }
+    }
+    if spec.backends.contains(&BackendChoice::Model) {
+        if spec.model.algos.is_empty() {
+            return Err(usage("no model hasher chosen".into()));
+        }
+        if spec.model.squash && spec.model.table == TableKind::Private {
+            return Err(usage(
+                "--squash applies to the global and numa model tables".into(),
+            ));
+        }
+        if spec.model.nodes == 0 || (spec.model.nodes > 1 && spec.model.table != TableKind::Numa) {
+            return Err(usage(format!(
+                "{} nodes: only the numa model table has several nodes (and at least 1)",
+                spec.model.nodes
+            )));
+        }
+        // Build each distinct table once to surface errors before measuring.
+        let bl: Vec<Option<u64>> = match &spec.buckets {
+            Some(v) => v.iter().map(|&b| Some(b)).collect(),
+            None => vec![None],
+        };
+        for b in bl {
+            ModelTable::build(model_spec(&spec.model, spec.model.algos[0], b))
+                .map_err(|e| usage(format!("model table: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every configuration of `spec` in run order: threads, then buckets, then backend (and
+/// hasher), so that each row of the sweep table is measured close together in time.
+pub fn configs(spec: &SweepSpec) -> Vec<Config> {
+    let buckets: Vec<Option<u64>> = match &spec.buckets {
+        Some(v) => v.iter().map(|&b| Some(b)).collect(),
+        None => vec![None],
+    };
+    let mut out = Vec::new();
+    for &threads in &spec.threads {
+        for &b in &buckets {
+            for &backend in &spec.backends {
+                match backend {
+                    BackendChoice::Model => {
+                        for &a in &spec.model.algos {
+                            out.push(Config {
+                                backend,
+                                algo: Some(a),
+                                threads,
+                                buckets: b,
+                            });
+                        }
+                    }
+                    BackendChoice::Kernel => out.push(Config {
+                        backend,
+                        algo: None,
+                        threads,
+                        buckets: b,
+                    }),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs one model configuration in this process.
+pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, SweepError> {
+    let algo = c.algo.unwrap_or(spec.model.algos[0]);
+    let ms = model_spec(&spec.model, algo, c.buckets);
+    let table = ModelTable::build(ms).map_err(|e| usage(format!("model table: {e}")))?;
+    let kind = ms.kind;
+    let size = table.size() as u64;
+    let describe = table.describe();
+    let backend = ModelBackend::new(table, spec.shared);
+    let cfg = RunConfig::new(c.threads, spec.futexes, spec.runtime, spec.workload);
+    let outcome = runner::run(&backend, &cfg).map_err(|e| SweepError {
+        usage: false,
+        message: e.0,
+    })?;
+    // Shared keys always go to the global table, as in the kernel.
+    let global = kind != TableKind::Private || spec.shared;
+    let record = BenchRecord::new(
+        RecordMeta {
+            backend: "model".into(),
+            algo: algo.name().into(),
+            table: if global && kind == TableKind::Private {
+                "global".into()
+            } else {
+                kind.as_str().into()
+            },
+            layout: spec.model.layout.as_str().into(),
+            buckets: c.buckets.unwrap_or(size),
+            futexes: spec.futexes,
+            workload: spec.workload,
+            shared: spec.shared,
+            slots_applied: None,
+            pid: std::process::id(),
+        },
+        &outcome,
+    );
+    let hash_line = if global {
+        format!("Futex hashing: global hash (model: {describe})")
+    } else {
+        format!("Futex hashing: {size} hash buckets (model: {describe})")
+    };
+    Ok(Measured {
+        record,
+        outcome,
+        hash_line,
+    })
+}
+
+/// Runs one kernel configuration in a child process of `exe`.
+pub fn run_kernel(
+    spec: &SweepSpec,
+    c: &Config,
+    exe: &std::path::Path,
+    forward_stderr: &mut dyn FnMut(&str),
+) -> Result<Measured, SweepError> {
+    let cfg = ChildConfig {
+        run: RunConfig::new(c.threads, spec.futexes, spec.runtime, spec.workload),
+        slots: c.buckets,
+        shared: spec.shared,
+        mlockall: spec.mlockall,
+        lock: None,
+    };
+    let report = kernel::run_in_child(exe, &cfg, forward_stderr).map_err(|e| SweepError {
+        usage: e.usage,
+        message: format!("{c}: {}", e.message),
+    })?;
+    let buckets = c.buckets.or(report.slots_applied).unwrap_or(0);
+    let record = BenchRecord::new(
+        RecordMeta {
+            backend: "kernel".into(),
+            algo: "kernel".into(),
+            table: if buckets == 0 || spec.shared {
+                "global"
+            } else {
+                "private"
+            }
+            .into(),
+            layout: "kernel".into(),
+            buckets,
+            futexes: spec.futexes,
+            workload: spec.workload,
+            shared: spec.shared,
+            slots_applied: report.slots_applied,
+            pid: report.pid,
+        },
+        &report.outcome,
+    );
+    Ok(Measured {
+        hash_line: record::kernel_hash_line(report.slots_requested, report.slots_applied),
+        record,
+        outcome: report.outcome,
+    })
+}
+
+/// Progress of a sweep, for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress<'a> {
+    /// About to run configuration `index` of `total`.
+    Start {
+        /// 0-based.
+        index: usize,
+        /// Configurations in the sweep.
+        total: usize,
+        /// Which.
+        config: &'a Config,
+    },
+    /// A line the kernel child printed on stderr.
+    Message(&'a str),
+}
+
+/// Runs every configuration of `spec` and returns the records. Kernel bucket counts the
+/// kernel cannot run (no `PR_FUTEX_HASH`) are skipped with a warning; model configurations
+/// run in this process, kernel ones in child processes of `spec.exe`. Blocks for about
+/// (number of configurations) × runtime.
+///
+/// ```no_run
+/// use futexhash::bench::sweep::{BackendChoice, SweepSpec, sweep};
+/// use std::time::Duration;
+/// let spec = SweepSpec::new(
+///     vec![BackendChoice::Model, BackendChoice::Kernel],
+///     Some(vec![2, 16, 1024, 0]),
+///     Duration::from_millis(500),
+/// );
+/// let result = sweep(&spec, &mut |_| {}).unwrap();
+/// for r in result.records() {
+///     println!("{} {} {} {}", r.backend, r.algo, r.buckets, r.ops_per_sec);
+/// }
+/// ```
+pub fn sweep(
+    spec: &SweepSpec,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<SweepResult, SweepError> {
+    validate(spec)?;
+    let mut result = SweepResult::default();
+    let mut cfgs = configs(spec);
+    if spec.backends.contains(&BackendChoice::Kernel) {
+        if !kernel::private_hash_supported() {
+            let mut skipped: Vec<String> = cfgs
+                .iter()
+                .filter(|c| c.backend == BackendChoice::Kernel)
+                .filter_map(|c| c.buckets.filter(|&b| b != 0).map(|b| b.to_string()))
+                .collect();
+            skipped.dedup();
+            if !skipped.is_empty() {
+                result.warnings.push(format!(
+                    "this kernel has no private futex hash (prctl PR_FUTEX_HASH, Linux 6.16+, \
+                     CONFIG_FUTEX_PRIVATE_HASH): skipping bucket counts {}; running the \
+                     global hash only",
+                    skipped.join(",")
+                ));
+            }
+            cfgs.retain(|c| c.backend != BackendChoice::Kernel || c.buckets.is_none_or(|b| b == 0));
+            let have_kernel = cfgs.iter().any(|c| c.backend == BackendChoice::Kernel);
+            if !have_kernel {
+                for &t in &spec.threads {
+                    cfgs.push(Config {
+                        backend: BackendChoice::Kernel,
+                        algo: None,
+                        threads: t,
+                        buckets: Some(0),
+                    });
+                }
+            }
+        }
+        if spec.shared
+            && cfgs
+                .iter()
+                .any(|c| c.backend == BackendChoice::Kernel && c.buckets.is_some_and(|b| b > 0))
+        {
+            result.warnings.push(
+                "shared futexes (-S) always hash into the kernel's global table; the private \
+                 slot setting does not affect them"
+                    .into(),
+            );
+        }
+    }
+    if spec.shared
+        && spec.backends.contains(&BackendChoice::Model)
+        && spec.model.table == TableKind::Private
+    {
+        result.warnings.push(
+            "shared futexes (-S) always hash into the model's global table (as in the kernel); \
+             the private table is not used"
+                .into(),
+        );
+    }
+    let cpus = allowed_cpus().len();
+    if let Some(&t) = spec.threads.iter().find(|&&t| t > cpus) {
+        result.warnings.push(format!(
+            "{t} threads on {cpus} CPUs: oversubscribed: measures the scheduler, not the hash"
+        ));
+    }
+    let exe = match &spec.exe {
+        Some(p) => p.clone(),
+        None if spec.backends.contains(&BackendChoice::Kernel) => {
+            std::env::current_exe().map_err(|e| SweepError {
+                usage: false,
+                message: format!("cannot find this program's path: {e}"),
+            })?
+        }
+        None => PathBuf::new(),
+    };
+    let total = cfgs.len();
+    for (index, c) in cfgs.iter().enumerate() {
+        progress(Progress::Start {
+            index,
+            total,
+            config: c,
+        });
+        let m = match c.backend {
+            BackendChoice::Model => run_model(spec, c)?,
+            BackendChoice::Kernel => {
+                let mut fwd = |s: &str| {
+                    for l in s.lines().filter(|l| !l.trim().is_empty()) {
+                        progress(Progress::Message(l));
+                    }
+                };
+                run_kernel(spec, c, &exe, &mut fwd)?
+            }
+        };
+        if m.record.unexpected > 0 {
+            result.warnings.push(format!(
+                "{}: {} of the futex calls did not return as expected (perf: \"Non-expected \
+                 futex return call\")",
+                c, m.record.unexpected
+            ));
+        }
+        result.measured.push(m);
+    }
+    let worst = result
+        .measured
+        .iter()
+        .map(|m| m.record.cpu_share)
+        .min_by(f64::total_cmp);
+    if let Some(worst) = worst.filter(|&w| w < 0.9) {
+        result.warnings.push(format!(
+            "busy machine: the worker threads got as little as {:.0}% of their wall-clock \
+             time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
+            worst * 100.0
+        ));
+    }
+    Ok(result)
+}
+
+/// [`sweep`] without progress reports, returning the records only.
+pub fn sweep_records(spec: &SweepSpec) -> Result<Vec<BenchRecord>, SweepError> {
+    Ok(sweep(spec, &mut |_| {})?.records())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hashers::HashKey;
+
+    fn spec() -> SweepSpec {
+        let mut s = SweepSpec::new(
+            vec![BackendChoice::Model],
+            Some(vec![2, 16, 0]),
+            Duration::from_millis(10),
+        );
+        s.threads = vec![1, 2];
+        s.futexes = 32;
+        s.model.algos = vec![
+            AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap(),
+            AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT).unwrap(),
+        ];
+        s
+    }
+
+    #[test]
+    fn configs_are_rows_then_columns() {
+        let mut s = spec();
+        s.backends = vec![BackendChoice::Model, BackendChoice::Kernel];
+        let c = configs(&s);
+        assert_eq!(c.len(), 2 * 3 * 3);
+        assert_eq!(c[0].to_string(), "model/jhash2 t=1 b=2");
+        assert_eq!(c[1].to_string(), "model/jhash2-addr t=1 b=2");
+        assert_eq!(c[2].to_string(), "kernel t=1 b=2");
+        assert_eq!(c[3].to_string(), "model/jhash2 t=1 b=16");
+    }
+
+    #[test]
+    fn model_sweep_gives_complete_records() {
+        let s = spec();
+        let r = sweep(&s, &mut |_| {}).unwrap();
+        let recs = r.records();
+        assert_eq!(recs.len(), 12);
+        for (rec, c) in recs.iter().zip(configs(&s)) {
+            assert_eq!(rec.backend, "model");
+            assert_eq!(rec.algo, c.algo.unwrap().name());
+            assert_eq!(rec.buckets, c.buckets.unwrap());
+            assert_eq!(rec.threads, c.threads);
+            assert_eq!(
+                rec.table,
+                if rec.buckets == 0 {
+                    "global"
+                } else {
+                    "private"
+                }
+            );
+            assert_eq!(rec.layout, "aligned");
+            assert!(rec.ops_per_sec > 0.0);
+            assert_eq!(rec.unexpected, 0);
+        }
+    }
+
+    #[test]
+    fn model_global_table_sizes() {
+        let mut s = spec();
+        s.model.table = TableKind::Global;
+        s.model.layout = Layout::Packed;
+        s.buckets = Some(vec![1, 0]);
+        s.threads = vec![1];
+        s.model.algos.truncate(1);
+        let recs = sweep_records(&s).unwrap();
+        assert_eq!(recs[0].buckets, 1);
+        assert_eq!(recs[1].buckets, 0, "0 = the kernel's size, recorded as 0");
+        assert!(
+            recs.iter()
+                .all(|r| r.table == "global" && r.layout == "packed")
+        );
+    }
+
+    #[test]
+    fn bad_requests_are_usage_errors() {
+        let mut s = spec();
+        s.buckets = Some(vec![3]);
+        assert!(sweep(&s, &mut |_| {}).unwrap_err().usage);
+        let mut s = spec();
+        s.model.squash = true;
+        assert!(validate(&s).unwrap_err().usage);
+        let mut s = spec();
+        s.buckets = Some(vec![1]);
+        assert!(validate(&s).unwrap_err().usage);
+        let mut s = spec();
+        s.model.nodes = 2;
+        assert!(validate(&s).unwrap_err().usage);
+        s.model.table = TableKind::Numa;
+        assert!(validate(&s).is_ok());
+    }
+}

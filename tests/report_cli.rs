@@ -1,0 +1,50 @@
+//! `futexhash report --quick`, the README's main job, end to end on this machine.
+
+use std::process::Command;
+
+fn futexhash(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run futexhash")
+}
+
+#[test]
+fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
+    let dir = std::env::temp_dir().join(format!("fh-report-{}", std::process::id()));
+    let o = futexhash(&["report", "--quick", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for heading in [
+        "## Machine",
+        "## Hash cost",
+        "## Distribution quality",
+        "## Throughput on this machine: model table and real kernel",
+        "## Prediction: the seed thread's 256-CPU box",
+    ] {
+        assert!(md.contains(heading), "missing {heading}");
+    }
+    let mut plots = 0;
+    for line in md.lines().filter(|l| l.starts_with("![")) {
+        let file = line.rsplit_once('(').unwrap().1.trim_end_matches(')');
+        let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(svg.contains("<svg"), "{file} is not an SVG");
+        plots += 1;
+    }
+    assert!(plots >= 6, "{plots} plots");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unwritable_output_directory_is_exit_2() {
+    let o = futexhash(&["report", "--quick", "--out", "/proc/futexhash-nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .trim_end()
+            .lines()
+            .count(),
+        1
+    );
+}
