@@ -7,7 +7,13 @@ use crate::hashers::{AnyHasher, HashKey, KeyHasher, all_hashers};
 use crate::key::FutexKey;
 
 /// Names of the targets, as directories under `fuzz/seeds/` and binaries in `fuzz/`.
-pub const TARGETS: &[&str] = &["key_bytes", "key_text", "hashers", "trace_line"];
+pub const TARGETS: &[&str] = &[
+    "key_bytes",
+    "key_text",
+    "hashers",
+    "trace_line",
+    "table_ops",
+];
 
 /// Runs the target `name` on `data`; `false` if no such target.
 pub fn run(name: &str, data: &[u8]) -> bool {
@@ -16,6 +22,7 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "key_text" => key_text(data),
         "hashers" => hashers(data),
         "trace_line" => trace_line(data),
+        "table_ops" => table_ops(data),
         _ => return false,
     }
     true
@@ -99,4 +106,320 @@ pub fn trace_line(data: &[u8]) {
         format!("{b:?}"),
         "trace import is deterministic"
     );
+}
+
+/// Keys the `table_ops` target works on: four private keys of the process (`mm` 1), a
+/// private key of another process, a shared anon key, an inode key, and a private key with an
+/// explicit node 0 (FUTEX2_NUMA). Private keys of `mm` 1 route to the private table when the
+/// process has one; the rest always go to the global table.
+fn table_key(i: u8) -> FutexKey {
+    let k = match i % 8 {
+        n @ 0..=3 => FutexKey::private(1, 0x7f00_0000_1000 + 4 * n as u64),
+        4 => FutexKey::private(2, 0x7f00_0000_1000),
+        5 => FutexKey::anon(1, 0x7f00_0000_2000),
+        6 => FutexKey::inode(7, 3, 8),
+        _ => FutexKey::private(1, 0x7f00_0000_3000).map(|k| k.with_node(0)),
+    };
+    k.expect("valid fixed key")
+}
+
+/// Slot counts the `table_ops` target requests: valid, invalid (1, 3, 5, not a power of two,
+/// above 2^31) and 0 (switch to the global hash).
+const SLOT_REQUESTS: [u64; 8] = [0, 1, 2, 3, 16, 64, 5, 1 << 32];
+
+/// Upper bound on waiter threads per input, so one input stays fast.
+const MAX_WAITERS: usize = 6;
+
+/// Bound on every blocking wait in `table_ops`: a lost wake-up shows up as a `TimedOut`
+/// (an assertion failure), never as a hang.
+const TABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The oracle's private-hash state of the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotState {
+    None,
+    Global,
+    Table { slots: u64, custom: bool },
+}
+
+/// A table-operation sequence on a [`Process`](crate::table::Process) (private table +
+/// global table) checked against a simple oracle: per-key waiter counts and the
+/// `PR_FUTEX_HASH` state.
+///
+/// Byte 0 picks the configuration (layout, reduction, slot policy, global size, nodes,
+/// hasher), byte 1 the private hasher; then each op is one byte (`op % 8`) plus arguments:
+/// - wait: a helper thread queues on a key (word matches), bounded by [`TABLE_WAIT`];
+/// - stale wait: word differs → must be `Err(WouldBlock)` at once, nothing queued;
+/// - timed wait: word matches, zero/1 µs timeout, nobody wakes → must be `Ok(TimedOut)`
+///   and leave nothing queued;
+/// - wake: returns `min(n, waiters of the key)`;
+/// - requeue (compare ok or not): `woken = min(nr_wake, c)`, `moved = min(nr_requeue, c -
+///   woken)`, or `Err(WouldBlock)` with no change;
+/// - set_slots: the typed `SlotError`s (EINVAL before EBUSY, EALREADY for RFC v2), then
+///   `get_slots`/`is_global` must match; queued waiters survive the rehash;
+/// - thread_created: the automatic sizing policy;
+/// - check_key on a key with node 0..3: `InvalidNode` iff the node does not exist.
+///
+/// After every op the queued total must equal the oracle's; at the end every key is woken
+/// with the oracle's count and every helper thread must report `Woken`.
+pub fn table_ops(data: &[u8]) {
+    use crate::table::{Aligned, Packed};
+    if data.len() < 2 {
+        return;
+    }
+    if data[0] & 1 == 0 {
+        table_ops_on::<Aligned>(data);
+    } else {
+        table_ops_on::<Packed>(data);
+    }
+}
+
+fn table_ops_on<L: crate::table::BucketLayout>(data: &[u8]) {
+    use crate::table::{
+        Geometry, GlobalTable, Process, Reduce, Requeued, SlotError, SlotPolicy, TableError,
+        WaitError, WaitOutcome,
+    };
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicU32;
+    use std::time::{Duration, Instant};
+
+    const HASHERS: [&str; 4] = ["jhash2", "jhash2-addr", "xxhash", "crc32"];
+    let cfg = data[0];
+    let reduce = if cfg & 2 == 0 {
+        Reduce::Mask
+    } else {
+        Reduce::High
+    };
+    let policy = [
+        SlotPolicy::Merged,
+        SlotPolicy::RfcV2,
+        SlotPolicy::Manual,
+        SlotPolicy::Merged,
+    ][(cfg >> 2 & 3) as usize];
+    // Global tables of 4 (smaller than the merged policy's floor of 16) to 64 buckets.
+    let per_node = [4usize, 16, 64, 8][(cfg >> 4 & 3) as usize];
+    let nodes = 1 + (cfg >> 6 & 1) as usize;
+    let hasher = |b: u8| {
+        AnyHasher::by_name(HASHERS[(b & 3) as usize], HashKey::DEFAULT).expect("known hasher")
+    };
+    let geometry = Geometry {
+        nodes,
+        per_node,
+        reduce,
+        squash: cfg & 0x80 != 0, // FUTEX_SQUASH: every global key in one bucket per node
+    };
+    let global: Arc<GlobalTable<AnyHasher, L>> =
+        Arc::new(GlobalTable::new(hasher(data[1] >> 2), geometry).expect("valid geometry"));
+    let cpus = 2;
+    let p = Arc::new(Process::new(
+        1,
+        global,
+        hasher(data[1]),
+        policy,
+        reduce,
+        cpus,
+    ));
+
+    let word = Arc::new(AtomicU32::new(0)); // never changes: every matching wait queues
+    let mut count = [0usize; 8];
+    let mut state = SlotState::None;
+    let mut threads = 1usize;
+    let mut handles = Vec::new();
+    let queued = |p: &Process<AnyHasher, L>| {
+        p.private_queued()
+            + p.global()
+                .buckets()
+                .iter()
+                .map(|b| b.queued())
+                .sum::<usize>()
+    };
+    let settle = |p: &Process<AnyHasher, L>, want: usize| {
+        let end = Instant::now() + TABLE_WAIT;
+        while queued(p) != want && Instant::now() < end {
+            std::thread::yield_now();
+        }
+        queued(p)
+    };
+    // The oracle's slot request, merged semantics: EINVAL first, then EBUSY.
+    let allocate = |state: &mut SlotState, slots: u64, custom: bool| -> Result<(), SlotError> {
+        if slots != 0 && (slots == 1 || !slots.is_power_of_two() || slots > 1 << 31) {
+            return Err(SlotError::Invalid(slots));
+        }
+        if *state == SlotState::Global {
+            return if custom { Err(SlotError::Busy) } else { Ok(()) };
+        }
+        *state = if slots == 0 {
+            SlotState::Global
+        } else {
+            SlotState::Table { slots, custom }
+        };
+        Ok(())
+    };
+
+    let mut input = Cursor(&data[2..]);
+    for _ in 0..MAX_OPS {
+        let Some(op) = input.op() else { break };
+        let mut next = || input.arg();
+        match op % 8 {
+            0 => {
+                let k = next() % 8;
+                if handles.len() < MAX_WAITERS {
+                    let (p2, w2) = (p.clone(), word.clone());
+                    handles.push(std::thread::spawn(move || {
+                        p2.wait(&table_key(k), &w2, 0, Some(TABLE_WAIT))
+                    }));
+                    count[k as usize] += 1;
+                    let want: usize = count.iter().sum();
+                    assert_eq!(settle(&p, want), want, "waiter on key {k} never queued");
+                }
+            }
+            1 => {
+                let (k, v) = (next() % 8, next());
+                let stale = AtomicU32::new(v as u32 | 1);
+                assert_eq!(
+                    p.wait(&table_key(k), &stale, 0, Some(TABLE_WAIT)),
+                    Err(WaitError::WouldBlock),
+                    "stale wait on key {k}"
+                );
+            }
+            2 => {
+                let k = next() % 8;
+                let t = Duration::from_micros((next() & 1) as u64);
+                assert_eq!(
+                    p.wait(&table_key(k), &word, 0, Some(t)),
+                    Ok(WaitOutcome::TimedOut),
+                    "timed wait on key {k}"
+                );
+            }
+            3 => {
+                let (k, n) = (next() % 8, next() % 8);
+                let want = count[k as usize].min(n as usize);
+                assert_eq!(
+                    p.wake(&table_key(k), n as usize),
+                    want,
+                    "wake {n} on key {k}"
+                );
+                count[k as usize] -= want;
+            }
+            4 => {
+                let (a, b, args) = (next() % 8, next() % 8, next());
+                let (nw, nr, ok) = (args & 3, args >> 2 & 7, args & 0x20 == 0);
+                let cmp_word = AtomicU32::new(if ok { 0 } else { 1 });
+                let r = p.requeue(
+                    &table_key(a),
+                    &table_key(b),
+                    nw as usize,
+                    nr as usize,
+                    Some((&cmp_word, 0)),
+                );
+                if ok {
+                    let c = count[a as usize];
+                    let woken = c.min(nw as usize);
+                    let moved = (c - woken).min(nr as usize);
+                    assert_eq!(r, Ok(Requeued { woken, moved }), "requeue {a}->{b}");
+                    count[a as usize] -= woken + moved;
+                    count[b as usize] += moved;
+                } else {
+                    assert_eq!(r, Err(WaitError::WouldBlock), "requeue with stale cmp");
+                }
+            }
+            5 => {
+                let req = SLOT_REQUESTS[(next() % 8) as usize];
+                let want = match policy {
+                    SlotPolicy::RfcV2 => {
+                        if matches!(state, SlotState::Table { .. }) {
+                            Err(SlotError::AlreadyAllocated)
+                        } else {
+                            // Seed 000: 0 means 4; clamp to 2..=16; round down to a power of 2.
+                            let s = if req == 0 { 4 } else { req.clamp(2, 16) };
+                            allocate(&mut state, 1 << s.ilog2(), true)
+                        }
+                    }
+                    _ => allocate(&mut state, req, true),
+                };
+                assert_eq!(p.set_slots(req), want, "set_slots({req}) under {policy:?}");
+                if let Err(e) = want {
+                    let errno = match e {
+                        SlotError::Invalid(_) => libc::EINVAL,
+                        SlotError::Busy => libc::EBUSY,
+                        SlotError::AlreadyAllocated => libc::EALREADY,
+                    };
+                    assert_eq!(e.errno(), errno);
+                }
+            }
+            6 => {
+                match policy {
+                    SlotPolicy::Merged => {
+                        if let SlotState::None | SlotState::Table { custom: false, .. } = state {
+                            let current = match state {
+                                SlotState::Table { slots, .. } => slots,
+                                _ => 0,
+                            };
+                            let t = threads.min(cpus);
+                            let want = ((4 * t).next_power_of_two() as u64)
+                                .max(16)
+                                .min(per_node as u64);
+                            if current < want {
+                                allocate(&mut state, want, false).expect("valid default");
+                            }
+                        }
+                    }
+                    SlotPolicy::RfcV2 => {
+                        if threads == 1 && state == SlotState::None {
+                            allocate(&mut state, 4, false).expect("valid default");
+                        }
+                    }
+                    SlotPolicy::Manual => {}
+                }
+                p.thread_created();
+                threads += 1;
+                assert_eq!(p.threads(), threads);
+            }
+            _ => {
+                let n = (next() % 4) as i32;
+                let key = table_key(0).with_node(n);
+                let want = if (n as usize) < nodes {
+                    Ok(())
+                } else {
+                    Err(TableError::InvalidNode(n))
+                };
+                assert_eq!(p.global().check_key(&key), want);
+            }
+        }
+        let slots = match state {
+            SlotState::Table { slots, .. } => slots as usize,
+            _ => 0,
+        };
+        assert_eq!(p.get_slots(), slots, "get_slots after op {op}");
+        assert_eq!(p.is_global(), state == SlotState::Global);
+        let want: usize = count.iter().sum();
+        assert_eq!(queued(&p), want, "queued after op {op}");
+    }
+    // Drain: wake every key's waiters; every helper must report Woken.
+    for (k, c) in count.iter().enumerate() {
+        assert_eq!(p.wake(&table_key(k as u8), usize::MAX), *c, "drain key {k}");
+    }
+    for h in handles {
+        let r = h.join().expect("waiter thread");
+        assert_eq!(r, Ok(WaitOutcome::Woken), "a waiter was not woken");
+    }
+    assert_eq!(queued(&p), 0);
+}
+
+/// Upper bound on ops per input.
+const MAX_OPS: usize = 64;
+
+/// Reads op bytes; arguments past the end read as 0.
+struct Cursor<'a>(&'a [u8]);
+
+impl Cursor<'_> {
+    fn op(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(b)
+    }
+
+    fn arg(&mut self) -> u8 {
+        self.op().unwrap_or(0)
+    }
 }

@@ -16,6 +16,8 @@ fn replay_committed_seed_corpus() {
         assert!(!entries.is_empty(), "no seeds for target {target}");
         for path in entries {
             let data = std::fs::read(&path).unwrap();
+            // Names the seed in the output if the target panics on it.
+            eprintln!("replaying {}", path.display());
             assert!(
                 futexhash::fuzz_targets::run(target, &data),
                 "unknown target {target}"

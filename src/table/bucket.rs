@@ -419,9 +419,23 @@ pub fn requeue(
 /// Moves every waiter of `old` to the bucket `pick(key)` returns (the kernel's
 /// `futex_rehash_private`). The target buckets must not be reachable by new waiters yet and
 /// must outlive every waiter they receive.
-pub(crate) fn rehash_into<'a>(old: &BucketCore, mut pick: impl FnMut(&FutexKey) -> &'a BucketCore) {
+pub(crate) fn rehash_into<'a>(old: &BucketCore, pick: impl FnMut(&FutexKey) -> &'a BucketCore) {
+    rehash_matching_into(old, |_| true, pick);
+}
+
+/// Like [`rehash_into`], but moves only the waiters whose key satisfies `matches`; the others
+/// stay on `old` in their FIFO order. Used when a process installs its first private table
+/// while waiters of its private keys are queued on the global table.
+pub(crate) fn rehash_matching_into<'a>(
+    old: &BucketCore,
+    mut matches: impl FnMut(&FutexKey) -> bool,
+    mut pick: impl FnMut(&FutexKey) -> &'a BucketCore,
+) {
     let mut g_old = old.locked();
-    let entries = std::mem::take(g_old.chain());
+    let (entries, keep): (Vec<Entry>, Vec<Entry>) = std::mem::take(g_old.chain())
+        .into_iter()
+        .partition(|e| matches(&e.key));
+    *g_old.chain() = keep;
     for e in entries {
         let new = pick(&e.key);
         new.inc_waiters();

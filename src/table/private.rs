@@ -315,6 +315,19 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
                     _ => self.global.bucket(k),
                 });
             }
+        } else if let (PrivHash::None, PrivHash::Table(t)) = (&*st, &new) {
+            // The first private table: this process's private keys were hashed into the
+            // global table until now, and waiters queued there would be stranded (a lost
+            // wake-up; found by the `table_ops` fuzz target, seed `regress-first-table`).
+            // Move them. The new table is not reachable yet and the write reference excludes
+            // every operation that could route a key of ours to it.
+            for b in self.global.buckets().iter() {
+                bucket::rehash_matching_into(
+                    b,
+                    |k| self.is_ours_private(k),
+                    |k| t.bucket_for(self.hasher.hash(k)),
+                );
+            }
         }
         let old = std::mem::replace(&mut *st, new);
         drop(st);
