@@ -183,10 +183,7 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
         expected: u32,
         timeout: Option<Duration>,
     ) -> Result<WaitOutcome, WaitError> {
-        let dl = deadline(timeout);
-        let b = self.bucket(key);
-        let w = bucket::enqueue(b, *key, word, expected).map_err(|_| WaitError::WouldBlock)?;
-        Ok(bucket::block(&w, dl).into())
+        self.wait_until(key, word, expected, deadline(timeout))
     }
 
     /// FUTEX_WAIT with an absolute deadline.
