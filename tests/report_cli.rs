@@ -48,3 +48,29 @@ fn unwritable_output_directory_is_exit_2() {
         1
     );
 }
+
+#[test]
+fn bad_published_data_is_exit_2_and_writes_nothing() {
+    let base = std::env::temp_dir().join(format!("fh-report-bad-{}", std::process::id()));
+    let data = base.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for f in [
+        "buckets-240threads-256cpu.csv",
+        "algos-240threads-256cpu.csv",
+        "buckets-110threads-node1-256cpu.csv",
+    ] {
+        std::fs::write(data.join(f), "garbage\n").unwrap();
+    }
+    let out = base.join("out");
+    let o = futexhash(&[
+        "report",
+        "--quick",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists(), "nothing may be written on bad input");
+    std::fs::remove_dir_all(&base).unwrap();
+}

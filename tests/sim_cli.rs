@@ -1,5 +1,6 @@
 //! `futexhash sim`, `sim calibrate` and `sim validate` as a user runs them.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn futexhash(args: &[&str]) -> Output {
@@ -142,6 +143,97 @@ fn validate_reports_every_published_row() {
     assert!(text.starts_with("table,algo,buckets,published,predicted,ratio,calibration_row"));
     // 18 + 8 × 17 + 16 rows.
     assert_eq!(text.lines().count() - 1, 18 + 136 + 16);
+}
+
+#[test]
+fn absurd_sizes_and_profiles_are_refused_before_any_work() {
+    let prof = tmp("absurd.toml");
+    std::fs::write(
+        &prof,
+        "name='x'\ncpus=4294967295\nnodes=1\noutside_ns=1\nhold_ns=1\nhandoff_local_ns=1\nhandoff_remote_ns=1\n",
+    )
+    .unwrap();
+    let huge = tmp("huge.toml");
+    std::fs::write(
+        &huge,
+        "name='x'\ncpus=4\nnodes=1\noutside_ns=1\nhold_ns=1e300\nhandoff_local_ns=1\nhandoff_remote_ns=1\n",
+    )
+    .unwrap();
+    let csv = tmp("bigrow.csv");
+    std::fs::write(&csv, "buckets,ops/sec\n0,100\n4294967296,50\n").unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["sim", "--profile", "this-vm", "-t", "1", "-b", "4294967296"],
+        vec![
+            "sim",
+            "--profile",
+            "this-vm",
+            "-t",
+            "1",
+            "-b",
+            "9223372036854775808",
+        ],
+        vec!["sim", "--profile", "this-vm", "-t", "100000"],
+        vec![
+            "sim",
+            "--profile",
+            prof.to_str().unwrap(),
+            "-t",
+            "1",
+            "-b",
+            "2",
+        ],
+        vec![
+            "sim",
+            "--profile",
+            huge.to_str().unwrap(),
+            "-t",
+            "1",
+            "-b",
+            "2",
+        ],
+        vec![
+            "sim",
+            "calibrate",
+            "--from",
+            csv.to_str().unwrap(),
+            "--rows",
+            "0,1",
+            "--threads",
+            "2",
+            "--cpus",
+            "2",
+            "--out",
+            "/tmp/fh-never.toml",
+        ],
+        vec![
+            "sim",
+            "--profile",
+            "this-vm",
+            "-t",
+            "1",
+            "-b",
+            "2",
+            "--output",
+            "/tmp",
+        ],
+    ];
+    for args in cases {
+        let o = futexhash(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr)
+                .trim_end()
+                .lines()
+                .count(),
+            1
+        );
+    }
+    assert!(!Path::new("/tmp/fh-never.toml").exists());
 }
 
 #[test]

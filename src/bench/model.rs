@@ -166,6 +166,7 @@ mod tests {
             assert_eq!(b.table.waiters(), 0);
             // A word that holds the expected value would block: make sure the check is
             // really against the word (a real waiter, woken by another thread).
+            // SeqCst, as any futex word write a waiter must observe (single-threaded here).
             w.words[0].store(WAIT_EXPECTED, std::sync::atomic::Ordering::SeqCst);
             assert!(!w.wait_fail_timeout_probe(0));
         }

@@ -6,7 +6,7 @@ use super::CliError;
 use crate::hashers::{AnyHasher, HashKey, SEED_EIGHT, all_names};
 use crate::key::parse_number;
 use crate::report::{Format, write_atomic};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `--format` and `--output`, common to every subcommand.
 #[derive(Debug, Clone, clap::Args)]
@@ -20,6 +20,14 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// [`check_output_path`] for `--output`, to be called before the work starts.
+    pub fn check(&self) -> Result<(), CliError> {
+        match &self.output {
+            Some(p) => check_output_path(p, "output"),
+            None => Ok(()),
+        }
+    }
+
     /// Writes the rendered output where the user asked.
     pub fn emit(&self, content: &str) -> Result<(), CliError> {
         write_atomic(self.output.as_deref(), content.as_bytes()).map_err(|e| {
@@ -30,6 +38,29 @@ impl OutputArgs {
             CliError::Usage(format!("cannot write output '{target}': {e}"))
         })
     }
+}
+
+/// Checks, before any work is done, that `path` can be written as a file: its directory
+/// exists and it is not itself a directory. `what` names the flag in the message.
+pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(CliError::Usage(format!(
+            "cannot write {what} '{}': it is a directory",
+            path.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(CliError::Usage(format!(
+            "cannot write {what} '{}': directory '{}' does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// clap value parser: a `u64` in decimal or `0x` hex.
@@ -115,6 +146,20 @@ mod tests {
         assert!(pow2_list("0", "b", false).is_err());
         assert!(pow2_list("16..2", "b", false).is_err());
         assert!(pow2_list("", "b", false).is_err());
+    }
+
+    #[test]
+    fn output_paths_are_checked_before_work() {
+        let dir = std::env::temp_dir();
+        assert!(
+            check_output_path(&dir, "output")
+                .unwrap_err()
+                .to_string()
+                .contains("directory")
+        );
+        assert!(check_output_path(&dir.join("no-such-dir-fh/x.csv"), "plot").is_err());
+        assert!(check_output_path(&dir.join("fh-new-file.csv"), "output").is_ok());
+        assert!(check_output_path(Path::new("relative.csv"), "output").is_ok());
     }
 
     #[test]

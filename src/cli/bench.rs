@@ -5,7 +5,7 @@
 //! point. `--workload lock|noisy` go to [`crate::bench::contend`], `--compare` to
 //! [`crate::bench::compare`].
 
-use super::args::{algo_list, number, pow2_list};
+use super::args::{self, algo_list, number, pow2_list};
 use super::{CliError, OutputArgs};
 use crate::bench::contend::{self, ContendSpec};
 use crate::bench::kernel;
@@ -198,23 +198,6 @@ fn plan(args: &BenchArgs) -> Result<Plan, CliError> {
     })
 }
 
-/// Refuses, before any measuring, an output path whose directory does not exist.
-fn check_writable_dir(path: &std::path::Path, what: &str) -> Result<(), CliError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "cannot write {what} '{}': directory '{}' does not exist",
-            path.display(),
-            dir.display()
-        )))
-    }
-}
-
 /// `--backend`: `model`, `kernel`, `model,kernel` (any order) or `both`.
 fn parse_backends(s: &str) -> Result<Vec<BackendChoice>, CliError> {
     let parts: Vec<&str> = if s.trim() == "both" {
@@ -329,10 +312,10 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     let plan = plan(&args)?;
     if let Some(p) = &args.out.output {
-        check_writable_dir(p, "output")?;
+        args::check_output_path(p, "output")?;
     }
     if let Some(p) = &args.plot {
-        check_writable_dir(p, "plot")?;
+        args::check_output_path(p, "plot")?;
     }
     let backends = parse_backends(&args.backend)?;
     let model = model_options(&args, &backends)?;

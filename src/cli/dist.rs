@@ -97,6 +97,10 @@ fn run_err(e: impl std::fmt::Display) -> CliError {
 }
 
 pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
+    a.out.check()?;
+    if let Some(p) = &a.plot {
+        args::check_output_path(p, "plot")?;
+    }
     let hashers = args::algo_list(&a.algo, a.hash_key)?;
     if a.diagnostics {
         return run_diagnostics(&a, &hashers);

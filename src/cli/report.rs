@@ -23,6 +23,27 @@ pub(super) struct ReportArgs {
 type SectionFn<'a> = Box<dyn Fn() -> Result<Section, String> + 'a>;
 
 pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
+    let data = a.data.clone().unwrap_or_else(|| {
+        let local = PathBuf::from("data/published");
+        if local.is_dir() {
+            local
+        } else {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/published")
+        }
+    });
+    // Read every published table before anything is written, so bad input leaves nothing.
+    for table in [
+        "buckets-240threads-256cpu.csv",
+        "algos-240threads-256cpu.csv",
+        "buckets-110threads-node1-256cpu.csv",
+    ] {
+        crate::sim::validate::read_published(&data.join(table)).map_err(|e| {
+            CliError::Usage(format!(
+                "published tables in '{}' (--data): {e}",
+                data.display()
+            ))
+        })?;
+    }
     std::fs::create_dir_all(&a.out).map_err(|e| {
         CliError::Usage(format!(
             "cannot create output directory '{}': {e}",
@@ -37,20 +58,6 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
         ))
     })?;
     let _ = std::fs::remove_file(&probe);
-    let data = a.data.clone().unwrap_or_else(|| {
-        let local = PathBuf::from("data/published");
-        if local.is_dir() {
-            local
-        } else {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/published")
-        }
-    });
-    if !data.join("buckets-240threads-256cpu.csv").is_file() {
-        return Err(CliError::Usage(format!(
-            "published tables not found in '{}' (give --data DIR)",
-            data.display()
-        )));
-    }
     let depth = if a.quick { Depth::Quick } else { Depth::Full };
     let dir = a.out.clone();
     let steps: Vec<(&str, SectionFn)> = vec![

@@ -11,8 +11,8 @@ use crate::sim::calibrate::{Observation, Scenario, calibrate, global_hash_size};
 use crate::sim::profile::MachineProfile;
 use crate::sim::sweep::{SimSweep, run_sweep};
 use crate::sim::validate::{
-    ValidationRow, calibrate_seed_box, hasher_for_column, perf_keys_per_thread, predict_published,
-    read_published, rms_log_error, seed_box_template,
+    MAX_SIM_BUCKETS, ValidationRow, calibrate_seed_box, hasher_for_column, perf_keys_per_thread,
+    predict_published, read_published, rms_log_error, seed_box_template,
 };
 use crate::sim::{SimLength, SimOp};
 use std::path::{Path, PathBuf};
@@ -222,17 +222,33 @@ fn two_rows(s: &str) -> Result<[usize; 2], CliError> {
     }
 }
 
+/// Most simulated threads (as `bench`).
+const MAX_SIM_THREADS: u64 = 16384;
+
 fn parse_threads(s: &str) -> Result<Vec<usize>, CliError> {
     s.split(',')
         .map(|t| {
             crate::key::parse_number(t)
-                .filter(|&n| (1..=65536).contains(&n))
+                .filter(|&n| (1..=MAX_SIM_THREADS).contains(&n))
                 .map(|n| n as usize)
                 .ok_or_else(|| {
-                    CliError::Usage(format!("thread count '{t}' must be a number in 1..=65536"))
+                    CliError::Usage(format!(
+                        "thread count '{t}' must be a number in 1..={MAX_SIM_THREADS}"
+                    ))
                 })
         })
         .collect()
+}
+
+/// `-b`: powers of two (0 = global hash) up to 2^24, as `dist` and `bench`.
+fn sim_buckets(s: &str) -> Result<Vec<u64>, CliError> {
+    let v = args::pow2_list(s, "buckets", true)?;
+    match v.iter().find(|&&b| b > MAX_SIM_BUCKETS) {
+        Some(b) => Err(CliError::Usage(format!(
+            "bucket count '{b}' is too large; at most {MAX_SIM_BUCKETS} (2^24)"
+        ))),
+        None => Ok(v),
+    }
 }
 
 fn check_futexes(f: u64) -> Result<usize, CliError> {
@@ -260,6 +276,10 @@ fn progress(n: usize) -> indicatif::ProgressBar {
 }
 
 fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
+    a.out.check()?;
+    if let Some(p) = &a.plot {
+        args::check_output_path(p, "plot")?;
+    }
     let profile = resolve_profile(a.profile.as_deref().unwrap_or_default())?;
     if matches!(a.workload, SimWorkload::Lock) {
         return run_lock(&a, &profile);
@@ -285,7 +305,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     let sweep = SimSweep {
         threads,
         futexes: check_futexes(a.futexes)?,
-        buckets: args::pow2_list(&a.buckets, "buckets", true)?,
+        buckets: sim_buckets(&a.buckets)?,
         hashers: args::algo_list(&a.algo, HashKey::DEFAULT)?,
         op: match a.workload {
             SimWorkload::Hash => SimOp::WaitFail,
@@ -391,6 +411,7 @@ fn plot_records(path: &Path, records: &[BenchRecord], title: &str) -> Result<(),
 }
 
 fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
+    args::check_output_path(&c.out, "profile")?;
     let rows = two_rows(&c.rows)?;
     let table = read_published(&c.from).map_err(CliError::Usage)?;
     let col = match &c.column {
@@ -486,6 +507,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
 }
 
 fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
+    v.out.check()?;
     let rows = two_rows(&v.rows)?;
     let data = published_dir(v.data);
     let template = match &v.template {

@@ -226,7 +226,11 @@ fn flip(k: &FutexKey, byte: usize, bit: u32) -> Option<FutexKey> {
 
 fn check_properties(h: &AnyHasher, k: &FutexKey) -> Result<(), TestCaseError> {
     let hk = h.hash(k);
-    prop_assert_eq!(hk, h.hash(&{ *k }), "determinism");
+    // Determinism across instances: a fresh hasher from the registry, on a key decoded
+    // from the image (catches hidden state, e.g. a per-instance random key).
+    let fresh = AnyHasher::by_name(h.name(), HashKey::DEFAULT).unwrap();
+    let decoded = FutexKey::from_bytes(&k.to_bytes()).unwrap();
+    prop_assert_eq!(hk, fresh.hash(&decoded), "determinism");
     prop_assert_eq!(hk, h.hash(&k.with_node(7)), "node must not be hashed");
     for bit in 0..64u32 {
         let w0 = flip(k, (bit / 8) as usize, bit % 8).unwrap();

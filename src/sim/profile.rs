@@ -5,6 +5,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Largest CPU count a profile may have.
+pub const MAX_CPUS: u32 = 65536;
+/// Largest cost, in ns, of any one step of an operation.
+pub const MAX_COST_NS: f64 = 1e9;
+
 /// Topology and costs of one machine. Costs are nanoseconds per operation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,21 +64,28 @@ impl MachineProfile {
 
     /// Checks that the numbers make sense; the error names the bad field.
     pub fn validate(&self) -> Result<(), String> {
-        if self.cpus == 0 || self.nodes == 0 || self.cpus % self.nodes != 0 {
+        if self.cpus == 0 || self.nodes == 0 || self.cpus % self.nodes != 0 || self.cpus > MAX_CPUS
+        {
             return Err(format!(
-                "cpus ({}) must be a positive multiple of nodes ({})",
+                "cpus ({}) must be a positive multiple of nodes ({}), at most {MAX_CPUS}",
                 self.cpus, self.nodes
             ));
         }
-        for (what, v) in [
+        let costs = [
             ("outside_ns", self.outside_ns),
             ("hold_ns", self.hold_ns),
             ("handoff_local_ns", self.handoff_local_ns),
             ("handoff_remote_ns", self.handoff_remote_ns),
             ("line_miss_ns", self.line_miss_ns),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{what} = {v} must be a finite number ≥ 0"));
+        ];
+        let hashes = self.hash_ns.iter().map(|(k, v)| (k.as_str(), *v));
+        for (what, v) in costs.into_iter().chain(hashes) {
+            // Costs are summed in picoseconds in u64; one second per operation is far
+            // beyond any machine and keeps every sum far from overflow.
+            if !(v.is_finite() && (0.0..=MAX_COST_NS).contains(&v)) {
+                return Err(format!(
+                    "{what} = {v} must be a number of nanoseconds from 0 to {MAX_COST_NS:e}"
+                ));
             }
         }
         Ok(())
@@ -124,9 +136,16 @@ mod tests {
         let mut bad = p.clone();
         bad.cpus = 3;
         assert!(bad.validate().unwrap_err().contains("cpus"));
-        bad = p;
+        bad.cpus = 1 << 20;
+        assert!(bad.validate().unwrap_err().contains("cpus"));
+        bad = p.clone();
         bad.hold_ns = f64::NAN;
         assert!(bad.validate().unwrap_err().contains("hold_ns"));
+        bad.hold_ns = 1e300;
+        assert!(bad.validate().unwrap_err().contains("hold_ns"));
+        bad = p;
+        bad.hash_ns.insert("crc32".into(), f64::NAN);
+        assert!(bad.validate().unwrap_err().contains("crc32"));
         assert!(toml::from_str::<MachineProfile>("name='a'\ncpus=1").is_err());
     }
 }

@@ -13,6 +13,9 @@ use crate::workload::{PERF_FUTEXES, Workload};
 use serde::Serialize;
 use std::path::Path;
 
+/// Largest table the simulator accepts (as `dist` and `bench`): 2^24 buckets.
+pub const MAX_SIM_BUCKETS: u64 = 1 << 24;
+
 /// A published table: `buckets` then one column per configuration.
 #[derive(Clone, Debug)]
 pub struct PublishedTable {
@@ -66,8 +69,17 @@ pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
             .iter()
             .map(|&c| cells[c].parse::<f64>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
-        if !(buckets == 0 || buckets.is_power_of_two()) || rates.iter().any(|r| !r.is_finite()) {
-            return Err(bad());
+        if !(buckets == 0 || buckets.is_power_of_two()) || buckets > MAX_SIM_BUCKETS {
+            return Err(format!(
+                "'{}' data row {i}: buckets {buckets} must be 0 (global hash) or a power of two up to 2^24",
+                path.display()
+            ));
+        }
+        if rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+            return Err(format!(
+                "'{}' data row {i}: rates must be positive numbers in '{line}'",
+                path.display()
+            ));
         }
         rows.push((buckets, rates));
     }

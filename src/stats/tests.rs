@@ -1,3 +1,6 @@
+//! Tests of the statistics: expectations against hand-derived and brute-force values,
+//! folding against direct histograms, and the verdict properties of issue 3.
+
 use super::*;
 use crate::hashers::{AnyHasher, HashKey};
 use crate::workload::Workload;

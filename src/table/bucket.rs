@@ -148,6 +148,11 @@ impl BucketCore {
     }
 
     pub(crate) fn dec_waiters(&self) {
+        // The decrement always follows the waiter's removal from the chain (under the bucket
+        // lock, or after it), so the count never drops while a waiter is still queued: a
+        // waker that reads 0 in its lockless check (B2) has nobody to miss, and one that
+        // still reads 1 takes the lock and finds nobody. Release keeps the removal ordered
+        // before the decrement for anyone who later acquires the bucket lock.
         self.waiters.fetch_sub(1, Ordering::Release);
     }
 }
@@ -199,7 +204,7 @@ const _: () = assert!(std::mem::size_of::<Packed>() == 32);
 ///
 /// `bucket` must stay alive until the waiter is dequeued (see [`block`]).
 #[inline]
-pub fn enqueue(
+pub(crate) fn enqueue(
     bucket: &BucketCore,
     key: FutexKey,
     word: &AtomicU32,
@@ -239,11 +244,11 @@ pub enum Blocked {
 
 /// The second half of `futex_wait`: sleep until woken or `deadline`.
 ///
-/// # Safety contract (not `unsafe` to call, but relied upon)
+/// # Safety contract (crate-private so that only the tables, which uphold it, can call it)
 /// Every bucket the waiter can be queued on must outlive this call: the callers borrow the
 /// table(s) for the whole call and never free a bucket array that may hold waiters (retired
 /// private tables are kept until the process is dropped).
-pub fn block(waiter: &Waiter, deadline: Option<Instant>) -> Blocked {
+pub(crate) fn block(waiter: &Waiter, deadline: Option<Instant>) -> Blocked {
     loop {
         if waiter.woken.load(Ordering::Acquire) {
             return Blocked::Woken;

@@ -149,6 +149,8 @@ impl<L: BucketLayout> PrivateTable<L> {
 
     /// Lookups this table served so far.
     pub fn lookups(&self) -> u64 {
+        // Relaxed: a statistic; nothing else is published through these counters, and a
+        // sum taken while lookups run is approximate by nature.
         self.usage.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
     }
 
@@ -164,6 +166,7 @@ impl<L: BucketLayout> PrivateTable<L> {
 
     #[inline]
     fn count_lookup(&self, shard: usize) {
+        // Relaxed: an independent counter per shard (see `lookups`).
         self.usage[shard % USAGE_SHARDS]
             .0
             .fetch_add(1, Ordering::Relaxed);
@@ -258,6 +261,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
 
     /// Threads in the process.
     pub fn threads(&self) -> usize {
+        // Relaxed: a count, not a guard for other data (see `thread_created`).
         self.threads.load(Ordering::Relaxed)
     }
 
@@ -340,6 +344,11 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
     /// A thread of this process creates another thread (`copy_process` with
     /// `CLONE_THREAD | CLONE_VM`): run the automatic sizing policy, then count the thread.
     pub fn thread_created(&self) {
+        // Relaxed load, separate from the increment below: two threads created at once may
+        // both size for the same count. That is what the kernel does too (`copy_process`
+        // reads `get_nr_threads()` without serialising against other clones), and the
+        // sizing only grows, so a later creation catches up. The table itself is
+        // published under the `state` lock, not through this counter.
         let threads = self.threads.load(Ordering::Relaxed);
         match self.policy {
             SlotPolicy::Manual => {}
@@ -366,6 +375,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
                 }
             }
         }
+        // Relaxed: see the load above.
         self.threads.fetch_add(1, Ordering::Relaxed);
     }
 

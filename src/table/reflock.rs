@@ -37,6 +37,7 @@ pub fn thread_shard() -> usize {
     thread_local! {
         static SHARD: usize = {
             static NEXT: AtomicUsize = AtomicUsize::new(0);
+            // Relaxed: only spreads threads over shards; any value is correct.
             NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS
         };
     }
