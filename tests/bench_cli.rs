@@ -2,15 +2,11 @@
 //! `--compare`): the binary is run with tiny runtimes and its records, perf-style lines and
 //! exit statuses are checked (structure and sanity, never speed).
 
+mod common;
+use common::{BENCH_SPEC_FIELDS, futexhash};
+
 use serde_json::Value;
 use std::process::{Command, Output};
-
-fn futexhash(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_futexhash"))
-        .args(args)
-        .output()
-        .expect("run futexhash")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
@@ -25,22 +21,6 @@ fn private_hash() -> bool {
     // SAFETY: prctl with integer arguments only (78 = PR_FUTEX_HASH, 2 = GET_SLOTS).
     unsafe { libc::prctl(78, 2, 0, 0, 0) >= 0 }
 }
-
-const SPEC_FIELDS: [&str; 13] = [
-    "backend",
-    "algo",
-    "table",
-    "layout",
-    "buckets",
-    "threads",
-    "futexes",
-    "runtime_s",
-    "ops_per_sec",
-    "ops_per_sec_total",
-    "stderr_pct",
-    "latency_ns_p50",
-    "latency_ns_p99",
-];
 
 #[test]
 fn json_records_are_complete_and_each_slot_setting_is_applied() {
@@ -70,7 +50,7 @@ fn json_records_are_complete_and_each_slot_setting_is_applied() {
     assert_eq!(recs.len(), want.len());
     let mut pids = Vec::new();
     for (r, &b) in recs.iter().zip(&want) {
-        for f in SPEC_FIELDS {
+        for f in BENCH_SPEC_FIELDS {
             assert!(r.get(f).is_some(), "field {f} missing in {r}");
         }
         assert_eq!(r["backend"], "kernel");
@@ -234,7 +214,7 @@ fn wake_workload_csv_output_file_and_plot() {
     assert!(stdout(&o).is_empty());
     let text = std::fs::read_to_string(&csv).unwrap();
     let header = text.lines().next().unwrap();
-    assert!(header.starts_with(&SPEC_FIELDS.join(",")), "{header}");
+    assert!(header.starts_with(&BENCH_SPEC_FIELDS.join(",")), "{header}");
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), if private_hash() { 2 } else { 1 });
     let unexpected = header.split(',').position(|h| h == "unexpected").unwrap();
@@ -313,7 +293,7 @@ fn model_backend_sweep_gives_complete_records() {
         for algo in ["jhash2", "jhash2-addr"] {
             let r = &recs[i];
             i += 1;
-            for f in SPEC_FIELDS {
+            for f in BENCH_SPEC_FIELDS {
                 assert!(r.get(f).is_some(), "field {f} missing in {r}");
             }
             assert_eq!(r["backend"], "model");

@@ -1,14 +1,10 @@
 //! The `list` and `hash` command lines, run as a user would: stable output forms, JSON
 //! fields of `shared/spec/cli.md`, and one-line exit-2 errors on bad input.
 
-use std::process::{Command, Output};
+mod common;
+use common::futexhash;
 
-fn futexhash(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_futexhash"))
-        .args(args)
-        .output()
-        .expect("run futexhash")
-}
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()

@@ -1,14 +1,8 @@
 //! `futexhash report --quick`, the README's main job, end to end on this machine.
 
-use std::process::Command;
+mod common;
+use common::futexhash;
 
-fn futexhash(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_futexhash"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run futexhash")
-}
 
 #[test]
 fn quick_report_writes_markdown_and_every_plot_it_refers_to() {

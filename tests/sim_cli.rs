@@ -1,37 +1,15 @@
 //! `futexhash sim`, `sim calibrate` and `sim validate` as a user runs them.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::{BENCH_SPEC_FIELDS, futexhash};
 
-fn futexhash(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_futexhash"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run futexhash")
-}
+use std::path::Path;
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("fh-sim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
-
-const SPEC_FIELDS: [&str; 13] = [
-    "backend",
-    "algo",
-    "table",
-    "layout",
-    "buckets",
-    "threads",
-    "futexes",
-    "runtime_s",
-    "ops_per_sec",
-    "ops_per_sec_total",
-    "stderr_pct",
-    "latency_ns_p50",
-    "latency_ns_p99",
-];
 
 #[test]
 fn sim_json_has_the_bench_fields_and_the_contention_curve() {
@@ -59,7 +37,7 @@ fn sim_json_has_the_bench_fields_and_the_contention_curve() {
     let recs = v.as_array().unwrap();
     assert_eq!(recs.len(), 8);
     for r in recs {
-        for f in SPEC_FIELDS {
+        for f in BENCH_SPEC_FIELDS {
             assert!(r.get(f).is_some_and(|x| !x.is_null()), "{f} missing in {r}");
         }
         assert_eq!(r["backend"], "sim");
