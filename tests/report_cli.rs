@@ -3,7 +3,6 @@
 mod common;
 use common::futexhash;
 
-
 #[test]
 fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
     let dir = std::env::temp_dir().join(format!("fh-report-{}", std::process::id()));

@@ -1014,3 +1014,48 @@ fn model_spec_describe_and_parse() {
         assert_eq!(idx % 512, 0);
     }
 }
+
+#[test]
+fn first_private_table_takes_over_waiters_queued_on_the_global_table() {
+    // The lost wake-up the table_ops fuzz target found: private-key waiters queued on the
+    // global table before the process had a private table must move when the first one is
+    // installed (by set_slots or by automatic sizing), or the wake routed to the new table
+    // finds nobody.
+    for install in ["set_slots", "thread_created"] {
+        let policy = if install == "set_slots" {
+            SlotPolicy::Manual
+        } else {
+            SlotPolicy::Merged
+        };
+        let p = Arc::new(process(policy, 2));
+        assert_eq!(p.get_slots(), 0);
+        let k = FutexKey::private(p.mm().unwrap(), 0x7f00_0000_1000).unwrap();
+        let w = Arc::new(AtomicU32::new(0));
+        let h = {
+            let (p, w) = (p.clone(), w.clone());
+            std::thread::spawn(move || p.wait(&k, &w, 0, Some(LONG)))
+        };
+        let global_waiters = || -> u64 {
+            p.global()
+                .buckets()
+                .iter()
+                .map(|b| b.waiter_count() as u64)
+                .sum()
+        };
+        assert!(wait_for(|| global_waiters() == 1, LONG), "{install}");
+        if install == "set_slots" {
+            p.set_slots(16).unwrap();
+        } else {
+            p.thread_created();
+        }
+        assert!(p.get_slots() >= 2, "{install}: no private table installed");
+        assert_eq!(
+            global_waiters(),
+            0,
+            "{install}: waiter left on the global table"
+        );
+        assert_eq!(p.private_waiters(), 1, "{install}");
+        assert_eq!(p.wake(&k, 1), 1, "{install}: the wake found nobody");
+        assert_eq!(h.join().unwrap(), Ok(WaitOutcome::Woken), "{install}");
+    }
+}
