@@ -9,8 +9,9 @@ use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 use super::{
-    Aligned, Geometry, GlobalTable, Packed, Process, Reduce, Requeued, SlotPolicy, TableError,
-    TableUsage, WaitError, WaitOutcome, kernel_per_node_size, merged_default_slots, possible_cpus,
+    Aligned, BucketLayout, Geometry, GlobalTable, Packed, Process, Reduce, Requeued, SlotPolicy,
+    TableError, TableUsage, WaitError, WaitOutcome, kernel_per_node_size, merged_default_slots,
+    possible_cpus,
 };
 use crate::hashers::{AnyHasher, KeyHasher};
 use crate::key::FutexKey;
@@ -195,29 +196,27 @@ impl ModelTable {
                     .buckets
                     .unwrap_or_else(|| merged_default_slots(cpus, cpus, g.per_node));
                 let ph = spec.private_hasher.unwrap_or(spec.hasher);
+                // One process owning every private key, with `slots` private buckets.
+                fn process<L: BucketLayout>(
+                    spec: &ModelSpec,
+                    g: Geometry,
+                    private_hasher: AnyHasher,
+                    cpus: usize,
+                    slots: usize,
+                ) -> Result<Process<AnyHasher, L>, TableError> {
+                    let p = Process::owning_all_private(
+                        Arc::new(GlobalTable::new(spec.hasher, g)?),
+                        private_hasher,
+                        SlotPolicy::Manual,
+                        spec.reduce,
+                        cpus,
+                    );
+                    p.set_slots(slots as u64)?;
+                    Ok(p)
+                }
                 let inner = match spec.layout {
-                    Layout::Aligned => {
-                        let p = Process::owning_all_private(
-                            Arc::new(GlobalTable::new(spec.hasher, g)?),
-                            ph,
-                            SlotPolicy::Manual,
-                            spec.reduce,
-                            cpus,
-                        );
-                        p.set_slots(slots as u64)?;
-                        Inner::PrivateAligned(p)
-                    }
-                    Layout::Packed => {
-                        let p = Process::owning_all_private(
-                            Arc::new(GlobalTable::new(spec.hasher, g)?),
-                            ph,
-                            SlotPolicy::Manual,
-                            spec.reduce,
-                            cpus,
-                        );
-                        p.set_slots(slots as u64)?;
-                        Inner::PrivatePacked(p)
-                    }
+                    Layout::Aligned => Inner::PrivateAligned(process(&spec, g, ph, cpus, slots)?),
+                    Layout::Packed => Inner::PrivatePacked(process(&spec, g, ph, cpus, slots)?),
                 };
                 (slots, inner)
             }
