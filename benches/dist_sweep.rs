@@ -7,16 +7,16 @@
 //! Run: `cargo bench --bench dist_sweep` (reports the median of the samples).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futexhash::hashers::{AnyHasher, HashKey, SEED_EIGHT};
+use futexhash::hashers::{Builtin, HashKey, SEED_EIGHT};
 use futexhash::stats::{ExpectationCache, Reduce, assign_verdicts, sweep};
 use futexhash::workload::Workload;
 use std::hint::black_box;
 
 fn dist_sweep(c: &mut Criterion) {
     let keys = Workload::Random.generate(Some(1 << 20), 1).unwrap().keys;
-    let hashers: Vec<AnyHasher> = SEED_EIGHT
+    let hashers: Vec<Builtin> = SEED_EIGHT
         .iter()
-        .map(|n| AnyHasher::by_name(n, HashKey::DEFAULT).unwrap())
+        .map(|n| Builtin::by_name(n, HashKey::DEFAULT).unwrap())
         .collect();
     let buckets: Vec<u64> = (1..=17).map(|b| 1u64 << b).collect();
     let mut g = c.benchmark_group("dist_sweep");

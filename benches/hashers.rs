@@ -8,9 +8,9 @@
 //! pass.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use futexhash::hashers::{AnyHasher, HashKey, KeyHasher, SEED_EIGHT, all_hashers};
+use futexhash::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, all_builtins};
 use futexhash::key::FutexKey;
-use futexhash::with_hasher;
+use futexhash::with_builtin;
 use futexhash::workload::Workload;
 use std::hint::black_box;
 use std::path::Path;
@@ -37,11 +37,11 @@ fn bench_hashers(c: &mut Criterion) {
         let keys = keys(workload);
         let mut group = c.benchmark_group(format!("hash/{workload}"));
         group.throughput(Throughput::Elements(keys.len() as u64));
-        for h in all_hashers(HashKey::DEFAULT) {
+        for h in all_builtins(HashKey::DEFAULT) {
             group.bench_with_input(
                 BenchmarkId::from_parameter(h.name()),
                 &keys,
-                |b, keys| with_hasher!(&h, inner => b.iter(|| black_box(hash_batch(inner, keys)))),
+                |b, keys| with_builtin!(&h, inner => b.iter(|| black_box(hash_batch(inner, keys)))),
             );
         }
         group.finish();
@@ -64,7 +64,7 @@ fn median_ns_per_hash(workload: &str, hasher: &str) -> Option<f64> {
 fn print_ranking() {
     let mut rows: Vec<(String, Vec<f64>, f64)> = Vec::new();
     for name in SEED_EIGHT {
-        let h = AnyHasher::by_name(name, HashKey::DEFAULT).expect("seed hasher");
+        let h = Builtin::by_name(name, HashKey::DEFAULT).expect("seed hasher");
         let costs: Option<Vec<f64>> = WORKLOADS
             .iter()
             .map(|w| median_ns_per_hash(w, h.name()))

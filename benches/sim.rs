@@ -5,7 +5,7 @@
 //! --algo seed` does exactly that table).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futexhash::hashers::{AnyHasher, HashKey};
+use futexhash::hashers::{Builtin, HashKey};
 use futexhash::sim::calibrate::{Scenario, global_hash_size};
 use futexhash::sim::validate::{perf_keys_per_thread, seed_box_template};
 use futexhash::sim::{SimLength, SimOp, simulate};
@@ -19,7 +19,7 @@ fn bench_sim(c: &mut Criterion) {
         global_buckets: global_hash_size(profile.cpus),
         op: SimOp::WaitFail,
     };
-    let h = AnyHasher::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
+    let h = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
     let mut group = c.benchmark_group("sim/perf/jhash2");
     group.sample_size(10);
     for buckets in [16u64, 65536] {

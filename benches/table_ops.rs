@@ -14,7 +14,7 @@
 //! `cargo bench --bench table_ops -- --quick` is a fast pass.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use futexhash::hashers::{AnyHasher, HashKey};
+use futexhash::hashers::{Builtin, HashKey};
 use futexhash::key::FutexKey;
 use futexhash::table::{Layout, ModelSpec, ModelTable, TableKind, WaitError};
 use futexhash::workload::Workload;
@@ -39,8 +39,8 @@ fn keys(workload: &str) -> Vec<FutexKey> {
 }
 
 fn table(kind: TableKind, hasher: &str, layout: Layout, buckets: usize) -> ModelTable {
-    let h = AnyHasher::by_name(hasher, HashKey::DEFAULT).expect("hasher name");
-    let mut spec = ModelSpec::new(h, kind);
+    let h = Builtin::by_name(hasher, HashKey::DEFAULT).expect("hasher name");
+    let mut spec = ModelSpec::new(h.shared(), kind);
     spec.layout = layout;
     spec.buckets = Some(buckets);
     spec.cpus = Some(2);

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use futexhash::hashers::{AnyHasher, HashKey};
+use futexhash::hashers::{Builtin, HashKey};
 use futexhash::key::FutexKey;
 use futexhash::table::{Layout, ModelSpec, ModelTable, TableKind};
 
@@ -97,8 +97,8 @@ fn main() {
     let ops = args.get(1).copied().unwrap_or(1_000_000).max(1);
     let runs = args.get(2).copied().unwrap_or(7).max(1);
 
-    let jhash2 = AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap();
-    let jhash2_addr = AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT).unwrap();
+    let jhash2 = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+    let jhash2_addr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).unwrap();
     let mut configs: Vec<(String, Option<Arc<ModelTable>>)> = vec![("kernel".into(), None)];
     for (kind, layout) in [
         (TableKind::Global, Layout::Aligned),
@@ -106,13 +106,13 @@ fn main() {
         (TableKind::Numa, Layout::Aligned),
         (TableKind::Private, Layout::Aligned),
     ] {
-        let mut spec = ModelSpec::new(jhash2, kind);
+        let mut spec = ModelSpec::new(jhash2.shared(), kind);
         spec.layout = layout;
         if kind == TableKind::Numa {
             spec.nodes = 2;
         }
         if kind == TableKind::Private {
-            spec.private_hasher = Some(jhash2_addr);
+            spec.private_hasher = Some(jhash2_addr.shared());
         }
         let t = ModelTable::build(spec).expect("valid spec");
         configs.push((t.describe(), Some(Arc::new(t))));

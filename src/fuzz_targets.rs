@@ -3,7 +3,7 @@
 //! fuzzer runs (`tests/fuzz_seeds.rs`). Each function panics on a violated property, which
 //! is what the fuzzer reports as a crash.
 
-use crate::hashers::{AnyHasher, HashKey, KeyHasher, all_hashers};
+use crate::hashers::{Builtin, HashKey, KeyHasher, all_builtins};
 use crate::key::FutexKey;
 
 /// Names of the targets, as directories under `fuzz/seeds/` and binaries in `fuzz/`.
@@ -69,7 +69,7 @@ pub fn hashers(data: &[u8]) {
     let mut other_w0 = key.to_bytes();
     other_w0[..8].iter_mut().for_each(|b| *b = !*b);
     let other = FutexKey::from_bytes(&other_w0).expect("w0 does not affect validity");
-    for h in all_hashers(hk) {
+    for h in all_builtins(hk) {
         let v = h.hash(&key);
         assert_eq!(v, h.hash(&key), "{} deterministic", h.name());
         let mut out = [0u32; 1];
@@ -78,7 +78,7 @@ pub fn hashers(data: &[u8]) {
         if h.scope() == crate::Scope::Addr {
             assert_eq!(h.hash(&other), v, "{} must ignore w0", h.name());
         }
-        let again = AnyHasher::by_name(h.name(), hk).expect("registry name");
+        let again = Builtin::by_name(h.name(), hk).expect("registry name");
         assert_eq!(again.hash(&key), v);
     }
 }
@@ -200,7 +200,7 @@ fn table_ops_on<L: crate::table::BucketLayout>(data: &[u8]) {
     let per_node = [4usize, 16, 64, 8][(cfg >> 4 & 3) as usize];
     let nodes = 1 + (cfg >> 6 & 1) as usize;
     let hasher = |b: u8| {
-        AnyHasher::by_name(HASHERS[(b & 3) as usize], HashKey::DEFAULT).expect("known hasher")
+        Builtin::by_name(HASHERS[(b & 3) as usize], HashKey::DEFAULT).expect("known hasher")
     };
     let geometry = Geometry {
         nodes,
@@ -208,7 +208,7 @@ fn table_ops_on<L: crate::table::BucketLayout>(data: &[u8]) {
         reduce,
         squash: cfg & 0x80 != 0, // FUTEX_SQUASH: every global key in one bucket per node
     };
-    let global: Arc<GlobalTable<AnyHasher, L>> =
+    let global: Arc<GlobalTable<Builtin, L>> =
         Arc::new(GlobalTable::new(hasher(data[1] >> 2), geometry).expect("valid geometry"));
     let cpus = 2;
     let p = Arc::new(Process::new(
@@ -225,7 +225,7 @@ fn table_ops_on<L: crate::table::BucketLayout>(data: &[u8]) {
     let mut state = SlotState::None;
     let mut threads = 1usize;
     let mut handles = Vec::new();
-    let queued = |p: &Process<AnyHasher, L>| {
+    let queued = |p: &Process<Builtin, L>| {
         p.private_queued()
             + p.global()
                 .buckets()
@@ -233,7 +233,7 @@ fn table_ops_on<L: crate::table::BucketLayout>(data: &[u8]) {
                 .map(|b| b.queued())
                 .sum::<usize>()
     };
-    let settle = |p: &Process<AnyHasher, L>, want: usize| {
+    let settle = |p: &Process<Builtin, L>, want: usize| {
         let end = Instant::now() + TABLE_WAIT;
         while queued(p) != want && Instant::now() < end {
             std::thread::yield_now();

@@ -11,10 +11,11 @@ pub mod fuzz_targets;
 pub mod hashers;
 pub mod key;
 pub mod report;
+pub mod rng;
 pub mod sim;
 pub mod stats;
 pub mod table;
 pub mod workload;
 
-pub use hashers::{AnyHasher, HashKey, KeyHasher, Scope};
+pub use hashers::{Builtin, HashKey, KeyHasher, Scope, SharedHasher};
 pub use key::{FutexKey, KeyError, KeyKind};

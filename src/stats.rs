@@ -26,9 +26,9 @@
 //! as CRCs are) and an avalanche summary (the bias of each output bit's flip probability per
 //! input bit, as in SMHasher's Avalanche test).
 
-use crate::hashers::{AnyHasher, KeyHasher, Scope};
+use crate::hashers::{KeyHasher, Scope};
 use crate::key::FutexKey;
-use crate::workload::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use serde::Serialize;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 use statrs::function::gamma::{gamma_lr, ln_gamma};
@@ -581,8 +581,8 @@ fn poisson_sf(k: u64, mu: f64) -> f64 {
 /// Every record of one hasher over `buckets` (powers of two) and `reduces`, hashing each
 /// key once and folding the histogram of the largest table. Verdicts are left to
 /// [`assign_verdicts`].
-pub fn sweep(
-    hasher: &AnyHasher,
+pub fn sweep<H: KeyHasher + ?Sized>(
+    hasher: &H,
     workload: &str,
     keys: &[FutexKey],
     buckets: &[u64],
@@ -673,7 +673,7 @@ fn input_bits(scope: Scope) -> Vec<(bool, u32)> {
 }
 
 /// Runs the differential and avalanche diagnostics on `samples` random private keys.
-pub fn diagnostics(hasher: &AnyHasher, samples: usize, seed: u64) -> Diagnostics {
+pub fn diagnostics<H: KeyHasher + ?Sized>(hasher: &H, samples: usize, seed: u64) -> Diagnostics {
     let mut r = SplitMix64::new(seed);
     let keys: Vec<(u64, u64)> = (0..samples)
         .map(|_| (r.next_u64(), r.next_u64() & !3))

@@ -30,7 +30,7 @@ use super::model::{ModelBackend, SYNTHETIC_MM, make_key};
 use super::runner::{self, Backend, RunConfig, RunOutcome, Worker, Workload};
 use super::stats::ThroughputStats;
 use super::sweep::SweepError;
-use crate::hashers::{AnyHasher, HashKey};
+use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
 use crate::report::{TextTable, fmt_grouped};
 use crate::table::{
@@ -217,7 +217,7 @@ fn pair(
 /// A backend whose thread t waits on one word (its own cache line) under the key
 /// `keys[t]`, on a global table with layout `L`.
 struct PinnedKeys<L: BucketLayout> {
-    table: GlobalTable<AnyHasher, L>,
+    table: GlobalTable<Builtin, L>,
     keys: [FutexKey; 2],
 }
 
@@ -225,7 +225,7 @@ struct PinnedKeys<L: BucketLayout> {
 struct PaddedWord(AtomicU32);
 
 struct PinnedWorker<'a, L: BucketLayout> {
-    table: &'a GlobalTable<AnyHasher, L>,
+    table: &'a GlobalTable<Builtin, L>,
     word: Box<PaddedWord>,
     key: FutexKey,
 }
@@ -265,7 +265,7 @@ const FS_BUCKETS: usize = 1024;
 
 /// Two private keys of [`SYNTHETIC_MM`] that hash (jhash2, mask) to buckets `i` and `i + 1`
 /// where, in a packed table, both buckets lie in one 64-byte cache line.
-fn adjacent_keys(packed: &GlobalTable<AnyHasher, Packed>) -> [FutexKey; 2] {
+fn adjacent_keys(packed: &GlobalTable<Builtin, Packed>) -> [FutexKey; 2] {
     let b = packed.buckets();
     let line = |i: usize| (&b[i] as *const Packed as usize) / 64;
     let first = (0..FS_BUCKETS - 1)
@@ -289,13 +289,13 @@ fn adjacent_keys(packed: &GlobalTable<AnyHasher, Packed>) -> [FutexKey; 2] {
 /// Measures the three figures: each measurement runs `runtime`, `reps` times alternately.
 /// `futexes` is perf's F for the first two figures. Takes about `12 × reps × runtime`.
 pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, SweepError> {
-    let jhash = AnyHasher::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
-    let jaddr = AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
+    let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
+    let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
     let mut figures = Vec::new();
 
     // (a) model op vs syscall, 1 thread.
-    let mut spec = ModelSpec::new(jhash, TableKind::Private);
-    spec.private_hasher = Some(jaddr);
+    let mut spec = ModelSpec::new(jhash.shared(), TableKind::Private);
+    spec.private_hasher = Some(jaddr.shared());
     let model = ModelBackend::new(
         ModelTable::build(spec).map_err(|e| SweepError {
             usage: false,
@@ -324,7 +324,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
     });
 
     // (b) 2 threads vs 1 on a large aligned table.
-    let mut spec = ModelSpec::new(jhash, TableKind::Global);
+    let mut spec = ModelSpec::new(jhash.shared(), TableKind::Global);
     spec.buckets = Some(65536);
     let big = ModelBackend::new(
         ModelTable::build(spec).map_err(|e| SweepError {
@@ -377,7 +377,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         reduce: Reduce::Mask,
         squash: false,
     };
-    let packed_t = GlobalTable::<AnyHasher, Packed>::new(jhash, geo).map_err(|e| SweepError {
+    let packed_t = GlobalTable::<Builtin, Packed>::new(jhash, geo).map_err(|e| SweepError {
         usage: false,
         message: e.to_string(),
     })?;
@@ -387,7 +387,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         keys,
     };
     let aligned = PinnedKeys {
-        table: GlobalTable::<AnyHasher, Aligned>::new(jhash, geo).map_err(|e| SweepError {
+        table: GlobalTable::<Builtin, Aligned>::new(jhash, geo).map_err(|e| SweepError {
             usage: false,
             message: e.to_string(),
         })?,
@@ -429,15 +429,15 @@ mod tests {
 
     #[test]
     fn adjacent_keys_share_a_line_only_when_packed() {
-        let jhash = AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
         let geo = Geometry {
             nodes: 1,
             per_node: FS_BUCKETS,
             reduce: Reduce::Mask,
             squash: false,
         };
-        let p = GlobalTable::<AnyHasher, Packed>::new(jhash, geo).unwrap();
-        let a = GlobalTable::<AnyHasher, Aligned>::new(jhash, geo).unwrap();
+        let p = GlobalTable::<Builtin, Packed>::new(jhash, geo).unwrap();
+        let a = GlobalTable::<Builtin, Aligned>::new(jhash, geo).unwrap();
         let [k0, k1] = adjacent_keys(&p);
         let (i0, i1) = (p.index_of(&k0), p.index_of(&k1));
         assert_eq!(i1, i0 + 1);

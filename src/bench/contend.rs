@@ -37,7 +37,7 @@ use super::runner::{
     self, Backend, RunConfig, RunOutcome, ThreadOutcome, Worker, Workload, allowed_cpus,
 };
 use super::sweep::{BackendChoice, ModelOptions, SweepError, model_spec};
-use crate::hashers::{AnyHasher, KeyHasher};
+use crate::hashers::{KeyHasher, SharedHasher};
 use crate::key::NO_NODE;
 use crate::report::{TextTable, fmt_grouped};
 use crate::table::{
@@ -379,21 +379,22 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
         let runs: Vec<(String, String, u64, RunOutcome, RunOutcome, u32)> = match b {
             BackendChoice::Model => {
                 let mut v = Vec::new();
-                for &algo in &spec.model.algos {
-                    let ms = model_spec(&spec.model, algo, spec.buckets);
+                for algo in &spec.model.algos {
+                    let ms = model_spec(&spec.model, algo.clone(), spec.buckets);
+                    let kind = ms.kind;
                     let table = ModelTable::build(ms).map_err(|e| SweepError {
                         usage: true,
                         message: format!("model table: {e}"),
                     })?;
                     let size = table.size() as u64;
                     let f = ModelLockFutex {
-                        numa: ms.kind == TableKind::Numa,
+                        numa: kind == TableKind::Numa,
                         table,
                     };
                     let (c, h) = lock_run(&f, shape, spec.runtime).map_err(rt)?;
                     v.push((
                         algo.name().to_string(),
-                        ms.kind.as_str().to_string(),
+                        kind.as_str().to_string(),
                         spec.buckets.unwrap_or(size),
                         c,
                         h,
@@ -469,12 +470,12 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
 
 /// A process of the noisy-neighbour model: its own `mm`, sharing the global table.
 struct ProcBackend<L: BucketLayout> {
-    proc: Arc<Process<AnyHasher, L>>,
+    proc: Arc<Process<SharedHasher, L>>,
     mm: u64,
 }
 
 struct ProcWorker<'a, L: BucketLayout> {
-    proc: &'a Process<AnyHasher, L>,
+    proc: &'a Process<SharedHasher, L>,
     words: Box<[AtomicU32]>,
     keys: Box<[crate::key::FutexKey]>,
 }
@@ -526,7 +527,7 @@ struct NoisyRun {
 
 /// Buckets (`(private table?, index)`) the keys of the words `first..=last` map to.
 fn buckets_of<L: BucketLayout>(
-    p: &Process<AnyHasher, L>,
+    p: &Process<SharedHasher, L>,
     mm: u64,
     out: &RunOutcome,
 ) -> HashSet<(bool, usize)> {
@@ -542,14 +543,14 @@ fn buckets_of<L: BucketLayout>(
 }
 
 fn noisy_model<L: BucketLayout>(
-    algo: AnyHasher,
+    algo: SharedHasher,
     opts: &ModelOptions,
     spec: &ContendSpec,
     private: bool,
 ) -> Result<NoisyRun, SweepError> {
     let cpus = possible_cpus();
-    let g = GlobalTable::<AnyHasher, L>::new(
-        algo,
+    let g = GlobalTable::<SharedHasher, L>::new(
+        algo.clone(),
         crate::table::Geometry {
             nodes: 1,
             per_node: kernel_per_node_size(cpus, 1),
@@ -571,7 +572,7 @@ fn noisy_model<L: BucketLayout>(
         let p = Process::new(
             mm,
             g.clone(),
-            algo,
+            algo.clone(),
             SlotPolicy::Manual,
             crate::table::Reduce::Mask,
             cpus,
@@ -685,8 +686,8 @@ pub fn run_noisy(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
     let mut res = ContendResult::default();
     let private_ok = kernel::private_hash_supported();
     for &b in &spec.backends {
-        let algos: Vec<Option<AnyHasher>> = match b {
-            BackendChoice::Model => spec.model.algos.iter().map(|&a| Some(a)).collect(),
+        let algos: Vec<Option<SharedHasher>> = match b {
+            BackendChoice::Model => spec.model.algos.iter().map(|a| Some(a.clone())).collect(),
             BackendChoice::Kernel => vec![None],
         };
         for algo in algos {
@@ -699,7 +700,7 @@ pub fn run_noisy(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
                     );
                     continue;
                 }
-                let run = match (b, algo) {
+                let run = match (b, algo.clone()) {
                     (BackendChoice::Model, Some(a)) => match spec.model.layout {
                         crate::table::Layout::Aligned => {
                             noisy_model::<Aligned>(a, &spec.model, spec, private)?
@@ -713,7 +714,7 @@ pub fn run_noisy(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
                 let mut r = BenchRecord::new(
                     RecordMeta {
                         backend: b.as_str().into(),
-                        algo: algo.map_or("kernel".into(), |a| a.name().into()),
+                        algo: algo.as_ref().map_or("kernel".into(), |a| a.name().into()),
                         table: if private { "private" } else { "global" }.into(),
                         layout: match b {
                             BackendChoice::Model => spec.model.layout.as_str().into(),
@@ -818,10 +819,13 @@ pub fn render(records: &[BenchRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashers::Builtin;
     use crate::hashers::HashKey;
 
-    fn jhash() -> AnyHasher {
-        AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap()
+    fn jhash() -> SharedHasher {
+        Builtin::by_name("jhash2", HashKey::DEFAULT)
+            .unwrap()
+            .shared()
     }
 
     #[test]

@@ -115,13 +115,15 @@ impl Backend for ModelBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hashers::{AnyHasher, HashKey};
+    use crate::hashers::{Builtin, HashKey};
     use crate::key::KeyKind;
     use crate::table::{ModelSpec, TableKind};
 
     fn table(kind: TableKind, buckets: Option<usize>) -> ModelTable {
         let mut s = ModelSpec::new(
-            AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap(),
+            Builtin::by_name("jhash2", HashKey::DEFAULT)
+                .unwrap()
+                .shared(),
             kind,
         );
         s.buckets = buckets;

@@ -10,7 +10,7 @@ use super::kernel::{self, ChildConfig};
 use super::model::ModelBackend;
 use super::record::{self, BenchRecord, RecordMeta};
 use super::runner::{self, RunConfig, RunOutcome, Workload, allowed_cpus};
-use crate::hashers::{AnyHasher, KeyHasher};
+use crate::hashers::{Builtin, KeyHasher, SharedHasher};
 use crate::table::{Layout, ModelSpec, ModelTable, TableKind};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -38,7 +38,7 @@ impl BackendChoice {
 #[derive(Clone, Debug)]
 pub struct ModelOptions {
     /// One column per hasher.
-    pub algos: Vec<AnyHasher>,
+    pub algos: Vec<SharedHasher>,
     /// Table kind. With `Private`, buckets = private slots and 0 = the global hash (as the
     /// kernel's `-b`); with `Global`/`Numa`, buckets = table size per node, 0 = the kernel's
     /// size for this machine.
@@ -55,8 +55,9 @@ impl Default for ModelOptions {
     fn default() -> Self {
         ModelOptions {
             algos: vec![
-                AnyHasher::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
-                    .expect("jhash2 is registered"),
+                Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
+                    .expect("jhash2 is registered")
+                    .shared(),
             ],
             table: TableKind::Private,
             layout: Layout::Aligned,
@@ -113,12 +114,12 @@ impl SweepSpec {
 }
 
 /// One configuration of a sweep.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Config {
     /// Backend.
     pub backend: BackendChoice,
     /// Hasher (model only).
-    pub algo: Option<AnyHasher>,
+    pub algo: Option<SharedHasher>,
     /// Threads.
     pub threads: usize,
     /// Buckets (None: kernel default).
@@ -132,6 +133,7 @@ impl std::fmt::Display for Config {
             "{}{} t={} b={}",
             self.backend.as_str(),
             self.algo
+                .as_ref()
                 .map_or(String::new(), |a| format!("/{}", a.name())),
             self.threads,
             self.buckets.map_or("auto".into(), |b| b.to_string())
@@ -193,7 +195,7 @@ fn usage(message: String) -> SweepError {
 }
 
 /// The model table for one configuration.
-pub fn model_spec(opts: &ModelOptions, algo: AnyHasher, buckets: Option<u64>) -> ModelSpec {
+pub fn model_spec(opts: &ModelOptions, algo: SharedHasher, buckets: Option<u64>) -> ModelSpec {
     let kind = match (opts.table, buckets) {
         (TableKind::Private, Some(0)) => TableKind::Global,
         (k, _) => k,
@@ -266,7 +268,7 @@ pub fn validate(spec: &SweepSpec) -> Result<(), SweepError> {
             None => vec![None],
         };
         for b in bl {
-            ModelTable::build(model_spec(&spec.model, spec.model.algos[0], b))
+            ModelTable::build(model_spec(&spec.model, spec.model.algos[0].clone(), b))
                 .map_err(|e| usage(format!("model table: {e}")))?;
         }
     }
@@ -286,10 +288,10 @@ pub fn configs(spec: &SweepSpec) -> Vec<Config> {
             for &backend in &spec.backends {
                 match backend {
                     BackendChoice::Model => {
-                        for &a in &spec.model.algos {
+                        for a in &spec.model.algos {
                             out.push(Config {
                                 backend,
-                                algo: Some(a),
+                                algo: Some(a.clone()),
                                 threads,
                                 buckets: b,
                             });
@@ -310,10 +312,13 @@ pub fn configs(spec: &SweepSpec) -> Vec<Config> {
 
 /// Runs one model configuration in this process.
 pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, SweepError> {
-    let algo = c.algo.unwrap_or(spec.model.algos[0]);
-    let ms = model_spec(&spec.model, algo, c.buckets);
+    let algo = c
+        .algo
+        .clone()
+        .unwrap_or_else(|| spec.model.algos[0].clone());
+    let ms = model_spec(&spec.model, algo.clone(), c.buckets);
     let table = ModelTable::build(ms).map_err(|e| usage(format!("model table: {e}")))?;
-    let kind = ms.kind;
+    let kind = table.spec().kind;
     let size = table.size() as u64;
     let describe = table.describe();
     let backend = ModelBackend::new(table, spec.shared);
@@ -570,8 +575,12 @@ mod tests {
         s.threads = vec![1, 2];
         s.futexes = 32;
         s.model.algos = vec![
-            AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap(),
-            AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT).unwrap(),
+            Builtin::by_name("jhash2", HashKey::DEFAULT)
+                .unwrap()
+                .shared(),
+            Builtin::by_name("jhash2-addr", HashKey::DEFAULT)
+                .unwrap()
+                .shared(),
         ];
         s
     }

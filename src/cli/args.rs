@@ -3,7 +3,7 @@
 //! `--format`/`--output` pair with atomic output.
 
 use super::CliError;
-use crate::hashers::{AnyHasher, HashKey, SEED_EIGHT, all_names};
+use crate::hashers::{HashKey, HasherSpec, SharedHasher, parse_list};
 use crate::key::parse_number;
 use crate::report::{Format, write_atomic};
 use std::path::{Path, PathBuf};
@@ -117,18 +117,26 @@ pub fn pow2_list(s: &str, what: &str, allow_zero: bool) -> Result<Vec<u64>, CliE
     Ok(out)
 }
 
-/// A comma-separated list of hasher names; `all` is every hasher, `seed` the eight of the
-/// seed thread.
-pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<AnyHasher>, CliError> {
-    let names: Vec<String> = match s {
-        "all" => all_names().into_iter().map(String::from).collect(),
-        "seed" => SEED_EIGHT.iter().map(|s| s.to_string()).collect(),
-        _ => s.split(',').map(|n| n.trim().to_string()).collect(),
-    };
-    names
-        .iter()
-        .map(|n| AnyHasher::by_name(n, key).map_err(CliError::usage))
-        .collect()
+/// A comma-separated list of hashers: built-in names, `all` (every built-in), `seed` (the
+/// eight of the seed thread), `so:PATH[:SYMBOL]` and `c:FILE.c[:SYMBOL]` with an optional
+/// `LABEL=`. C hashers are compiled and loaded here, before any work.
+pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<SharedHasher>, CliError> {
+    let specs = parse_list(s, key).map_err(CliError::usage)?;
+    specs.iter().map(load_hasher).collect()
+}
+
+/// One hasher name (as [`algo_list`], but exactly one).
+pub fn one_algo(s: &str, key: HashKey) -> Result<SharedHasher, CliError> {
+    let spec = HasherSpec::parse(s, key).map_err(CliError::usage)?;
+    load_hasher(&spec)
+}
+
+fn load_hasher(spec: &HasherSpec) -> Result<SharedHasher, CliError> {
+    // SAFETY: the user named this shared object or C file on the command line to have it
+    // run as a hasher; the ABI and its thread-safety requirement are documented in
+    // `futexhash --help`, docs/hashers.md and `hashers::external`. A hash that breaks the
+    // contract can crash the run, which is documented too.
+    unsafe { spec.load() }.map_err(CliError::usage)
 }
 
 #[cfg(test)]
@@ -164,7 +172,8 @@ mod tests {
 
     #[test]
     fn algo_lists() {
-        assert_eq!(algo_list("all", HashKey::DEFAULT).unwrap().len(), 22);
+        let all = algo_list("all", HashKey::DEFAULT).unwrap();
+        assert_eq!(all.len(), 2 * crate::hashers::ALGORITHMS.len());
         let seed = algo_list("seed", HashKey::DEFAULT).unwrap();
         assert_eq!(seed[1].name(), "jhash2-addr");
         let e = algo_list("jhash2,nope", HashKey::DEFAULT).unwrap_err();

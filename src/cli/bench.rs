@@ -257,8 +257,9 @@ fn model_options(args: &BenchArgs, backends: &[BackendChoice]) -> Result<ModelOp
     };
     let algos = match args.algo.as_deref() {
         None | Some("kernel") => vec![
-            crate::hashers::AnyHasher::by_name("jhash2", HashKey::DEFAULT)
-                .map_err(CliError::usage)?,
+            crate::hashers::Builtin::by_name("jhash2", HashKey::DEFAULT)
+                .map_err(CliError::usage)?
+                .shared(),
         ],
         Some(a) => algo_list(a, HashKey::DEFAULT)?,
     };

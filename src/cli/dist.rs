@@ -149,7 +149,7 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     let mut records = Vec::new();
     for h in &hashers {
         if let Some(pb) = &progress {
-            pb.set_message(h.name());
+            pb.set_message(h.name().to_string());
         }
         records.extend(sweep(
             h,
@@ -247,7 +247,7 @@ fn table(
     wname: &str,
     n: usize,
     records: &[DistRecord],
-    hashers: &[crate::hashers::AnyHasher],
+    hashers: &[crate::hashers::SharedHasher],
     buckets: &[u64],
     reduces: &[Reduce],
 ) -> String {
@@ -343,7 +343,7 @@ fn plot(
         .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))
 }
 
-fn run_diagnostics(a: &DistArgs, hashers: &[crate::hashers::AnyHasher]) -> Result<(), CliError> {
+fn run_diagnostics(a: &DistArgs, hashers: &[crate::hashers::SharedHasher]) -> Result<(), CliError> {
     if a.samples < 16 || a.samples > 1 << 20 {
         return Err(CliError::Usage(format!(
             "--samples '{}' must be between 16 and 1048576",

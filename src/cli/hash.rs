@@ -1,7 +1,7 @@
 //! `futexhash hash --algo NAME [--hash-key HEX32] KEY...`: one hash per key.
 
 use super::{CliError, OutputArgs, args};
-use crate::hashers::{AnyHasher, HashKey, KeyHasher};
+use crate::hashers::{HashKey, KeyHasher};
 use crate::key::FutexKey;
 use crate::report::{Format, output};
 use serde::Serialize;
@@ -24,12 +24,12 @@ pub(super) struct HashArgs {
 #[derive(Serialize)]
 struct HashRecord<'a> {
     key: &'a str,
-    algo: &'static str,
+    algo: &'a str,
     hash: u32,
 }
 
 pub(super) fn run(a: HashArgs) -> Result<(), CliError> {
-    let hasher = AnyHasher::by_name(&a.algo, a.hash_key).map_err(CliError::usage)?;
+    let hasher = args::one_algo(&a.algo, a.hash_key)?;
     let mut records = Vec::with_capacity(a.keys.len());
     for token in &a.keys {
         let key: FutexKey = token

@@ -1,7 +1,7 @@
 //! `futexhash list`: the hasher registry.
 
 use super::{CliError, OutputArgs};
-use crate::hashers::{HashKey, KeyHasher, all_hashers};
+use crate::hashers::{HashKey, KeyHasher, all_builtins};
 use crate::report::{Format, TextTable, output};
 use serde::Serialize;
 
@@ -12,17 +12,18 @@ pub(super) struct ListArgs {
 }
 
 #[derive(Serialize)]
-struct ListRecord {
-    name: &'static str,
-    algorithm: &'static str,
-    scope: &'static str,
+struct ListRecord<'a> {
+    name: &'a str,
+    algorithm: &'a str,
+    scope: &'a str,
     keyed: bool,
-    source: &'static str,
-    description: &'static str,
+    source: &'a str,
+    description: &'a str,
 }
 
 pub(super) fn run(args: ListArgs) -> Result<(), CliError> {
-    let records: Vec<ListRecord> = all_hashers(HashKey::DEFAULT)
+    let builtins = all_builtins(HashKey::DEFAULT);
+    let records: Vec<ListRecord> = builtins
         .iter()
         .map(|h| ListRecord {
             name: h.name(),

@@ -434,7 +434,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         .or_else(|| hasher_for_column(&table.columns[col]).map(String::from))
         .unwrap_or_else(|| "jhash2".into());
     let hasher =
-        crate::hashers::AnyHasher::by_name(&algo, HashKey::DEFAULT).map_err(CliError::usage)?;
+        crate::hashers::Builtin::by_name(&algo, HashKey::DEFAULT).map_err(CliError::usage)?;
     if c.cpus == 0 || c.nodes == 0 || c.cpus % c.nodes != 0 || c.cpus > 65536 {
         return Err(CliError::Usage(format!(
             "--cpus {} must be a positive multiple of --nodes {} (at most 65536)",

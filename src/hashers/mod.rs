@@ -1,30 +1,43 @@
 //! Hash functions for futex keys, bit-exact with the kernel (or with the candidate the seed
 //! threads patched in), behind one [`KeyHasher`] trait.
 //!
-//! Definitions: `shared/spec/hashers.md` §2–3. Each algorithm has its own file naming the
-//! kernel source it reproduces. Every algorithm exists in two scopes:
+//! Definitions: docs/hashers.md (key layout, scopes, every algorithm, reference vectors).
+//! Each algorithm has its own file naming the kernel source it reproduces. Every algorithm exists in two scopes:
 //! [`Scope::Full`] hashes `w0 ‖ w1` (the global hash, `kernel/futex/core.c: __futex_hash()`),
 //! [`Scope::Addr`] hashes `w1` only (the v6.16 per-process private hash). The seed is always
 //! the key's `offset`.
 //!
-//! Hot loops should be generic over `H: KeyHasher` so that they monomorphise; [`AnyHasher`]
-//! is the closed set of all hashers as an enum (static dispatch, one `match` per call), and
-//! [`AnyHasher::hash_many`] hoists that `match` out of a loop over many keys.
+//! Every layer takes any [`KeyHasher`]: hot loops are generic over `H: KeyHasher + ?Sized`,
+//! run-time sets are [`SharedHasher`]s (`Arc<dyn KeyHasher>`). [`Builtin`] is the registry
+//! of the built-in algorithms (an enum: static dispatch); [`with_hasher!`] monomorphises a
+//! loop body for a built-in behind a trait object and falls back to the trait object for
+//! any other hasher. [`spec`] parses hasher names (`jhash2`, `so:PATH`, `c:FILE.c`),
+//! [`external`] loads C hashers, and [`properties`] is the property suite every hasher,
+//! built-in or not, is pushed through (`futexhash check`, the unit tests).
+//!
+//! Adding a built-in: one file with the struct and its `KeyHasher` impl, one variant and
+//! one name in `registry.rs`.
 
 mod crc;
+pub mod external;
 mod hash_long;
 mod jhash;
+pub mod properties;
+mod registry;
 mod siphash;
+pub mod spec;
 mod xxhash;
 
 pub use crc::{Crc32, Crc32c, crc32_le, crc32c_raw};
 pub use hash_long::{GOLDEN_RATIO_64, GOLDEN_RATIO_64_OLD, HashLong, hash_64};
 pub use jhash::{JHASH_INITVAL, Jhash2, jhash_bytes, jhash2};
+pub use registry::{ALGORITHMS, Builtin, SEED_EIGHT, UnknownHasher, all_builtins, all_names};
 pub use siphash::{HalfSipHash13, Hsiphash, SipHash24, half_siphash_1_3};
+pub use spec::{HasherError, HasherSpec, parse_list};
 pub use xxhash::{Xxh3, Xxh32, Xxhash};
 
 use crate::key::FutexKey;
-use std::fmt;
+use std::sync::Arc;
 
 /// Which part of the key is hashed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -90,22 +103,145 @@ impl Default for HashKey {
     }
 }
 
-/// A hash function from futex keys to 32 bits.
+/// A hash function from futex keys to 32 bits: the one interface every layer above takes
+/// (distribution statistics, the model table, the simulator, the report).
+///
+/// A user-defined hasher is a few lines:
+///
+/// ```
+/// use futexhash::{FutexKey, KeyHasher, Scope};
+///
+/// /// The pre-2020 "Unbreak futex hashing" bug: the hash skipped the key's `w0`.
+/// struct SkipsW0;
+///
+/// impl KeyHasher for SkipsW0 {
+///     fn name(&self) -> &str { "skips-w0" }
+///     fn scope(&self) -> Scope { Scope::Full }
+///     fn hash(&self, key: &FutexKey) -> u32 {
+///         futexhash::hashers::jhash2(&key.addr_words(), key.offset())
+///     }
+/// }
+///
+/// let a: FutexKey = "inode:1:0:0x10".parse().unwrap();
+/// let b: FutexKey = "inode:2:0:0x10".parse().unwrap();
+/// assert_eq!(SkipsW0.hash(&a), SkipsW0.hash(&b)); // every inode collides: `check` fails it
+/// ```
+///
+/// Implementations must be pure (the same key always gives the same hash) and callable
+/// from many threads at once (`Send + Sync`).
 pub trait KeyHasher: Send + Sync {
-    /// Registry name: `ALG` for the full scope, `ALG-addr` for the addr scope.
-    fn name(&self) -> &'static str;
-    /// The algorithm, without scope (`jhash2`, `crc32c`, …).
-    fn algorithm(&self) -> &'static str;
+    /// The name in every table, record and plot: `ALG` for the full scope, `ALG-addr` for
+    /// the addr scope for the built-ins, the label for others.
+    fn name(&self) -> &str;
+    /// The algorithm, without scope (`jhash2`, `crc32c`, …); by default the name.
+    fn algorithm(&self) -> &str {
+        self.name()
+    }
     /// One line saying what it is.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str {
+        "user-defined hasher"
+    }
     /// Where the definition comes from.
-    fn source(&self) -> &'static str;
-    /// Which part of the key is hashed.
+    fn source(&self) -> &str {
+        "user"
+    }
+    /// Which part of the key is hashed; decides which properties `check` expects.
     fn scope(&self) -> Scope;
     /// Whether the hasher takes a secret key.
-    fn keyed(&self) -> bool;
+    fn keyed(&self) -> bool {
+        false
+    }
     /// The hash of one key.
     fn hash(&self, key: &FutexKey) -> u32;
+    /// Hashes every key of `keys` into `out` (same length). Overridden where one call per
+    /// batch pays (the built-in registry moves its `match` out of the loop here, so a
+    /// trait object costs one indirect call per batch, not per key).
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
+        assert_eq!(keys.len(), out.len(), "hash_many: length mismatch");
+        for (o, k) in out.iter_mut().zip(keys) {
+            *o = self.hash(k);
+        }
+    }
+    /// The built-in behind this hasher, if it is one: lets hot loops monomorphise for
+    /// the built-ins ([`with_hasher!`]) while taking any hasher.
+    fn as_builtin(&self) -> Option<Builtin> {
+        None
+    }
+}
+
+/// A hasher shared by every thread and layer of a run: built-ins, C hashers and user
+/// hashers alike. Cloning is a reference-count increment.
+pub type SharedHasher = Arc<dyn KeyHasher>;
+
+impl std::fmt::Debug for dyn KeyHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeyHasher({})", self.name())
+    }
+}
+
+impl<H: KeyHasher + ?Sized> KeyHasher for Arc<H> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn algorithm(&self) -> &str {
+        (**self).algorithm()
+    }
+    fn description(&self) -> &str {
+        (**self).description()
+    }
+    fn source(&self) -> &str {
+        (**self).source()
+    }
+    fn scope(&self) -> Scope {
+        (**self).scope()
+    }
+    fn keyed(&self) -> bool {
+        (**self).keyed()
+    }
+    #[inline]
+    fn hash(&self, key: &FutexKey) -> u32 {
+        (**self).hash(key)
+    }
+    fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
+        (**self).hash_many(keys, out)
+    }
+    fn as_builtin(&self) -> Option<Builtin> {
+        (**self).as_builtin()
+    }
+}
+
+impl<H: KeyHasher + ?Sized> KeyHasher for &H {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn algorithm(&self) -> &str {
+        (**self).algorithm()
+    }
+    fn description(&self) -> &str {
+        (**self).description()
+    }
+    fn source(&self) -> &str {
+        (**self).source()
+    }
+    fn scope(&self) -> Scope {
+        (**self).scope()
+    }
+    fn keyed(&self) -> bool {
+        (**self).keyed()
+    }
+    #[inline]
+    fn hash(&self, key: &FutexKey) -> u32 {
+        (**self).hash(key)
+    }
+    fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
+        (**self).hash_many(keys, out)
+    }
+    fn as_builtin(&self) -> Option<Builtin> {
+        (**self).as_builtin()
+    }
 }
 
 /// Builds the `ALG`/`ALG-addr` name pair for a hasher struct holding a `scope` field.
@@ -166,167 +302,6 @@ macro_rules! byte_hasher {
     };
 }
 pub(crate) use byte_hasher;
-
-/// Every algorithm, in registry order.
-pub const ALGORITHMS: [&str; 11] = [
-    "jhash2",
-    "xxhash",
-    "xxh32",
-    "xxh3",
-    "hash_long",
-    "hash_long_old",
-    "crc32",
-    "crc32c",
-    "siphash",
-    "hsiphash",
-    "hsiphash32",
-];
-
-/// The eight columns of the seed thread's table, in its order.
-pub const SEED_EIGHT: [&str; 8] = [
-    "jhash2",
-    "jhash2-addr",
-    "xxhash",
-    "hash_long",
-    "crc32c",
-    "crc32",
-    "siphash",
-    "hsiphash",
-];
-
-/// Any hasher of the registry; static dispatch by `match`.
-#[derive(Clone, Copy, Debug)]
-#[allow(missing_docs)]
-pub enum AnyHasher {
-    Jhash2(Jhash2),
-    Xxhash(Xxhash),
-    Xxh32(Xxh32),
-    Xxh3(Xxh3),
-    HashLong(HashLong),
-    Crc32(Crc32),
-    Crc32c(Crc32c),
-    SipHash24(SipHash24),
-    Hsiphash(Hsiphash),
-    HalfSipHash13(HalfSipHash13),
-}
-
-/// Calls `$body` with `$h` bound to the concrete hasher inside an [`AnyHasher`].
-#[macro_export]
-macro_rules! with_hasher {
-    ($any:expr, $h:ident => $body:expr) => {
-        match $any {
-            $crate::hashers::AnyHasher::Jhash2($h) => $body,
-            $crate::hashers::AnyHasher::Xxhash($h) => $body,
-            $crate::hashers::AnyHasher::Xxh32($h) => $body,
-            $crate::hashers::AnyHasher::Xxh3($h) => $body,
-            $crate::hashers::AnyHasher::HashLong($h) => $body,
-            $crate::hashers::AnyHasher::Crc32($h) => $body,
-            $crate::hashers::AnyHasher::Crc32c($h) => $body,
-            $crate::hashers::AnyHasher::SipHash24($h) => $body,
-            $crate::hashers::AnyHasher::Hsiphash($h) => $body,
-            $crate::hashers::AnyHasher::HalfSipHash13($h) => $body,
-        }
-    };
-}
-
-/// The name given to [`AnyHasher::by_name`] is not a registered hasher.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownHasher(pub String);
-
-impl fmt::Display for UnknownHasher {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown algorithm '{}'; valid: {}",
-            self.0,
-            all_names().join(", ")
-        )
-    }
-}
-impl std::error::Error for UnknownHasher {}
-
-/// Every registered hasher name: each algorithm, then its `-addr` variant.
-pub fn all_names() -> Vec<&'static str> {
-    all_hashers(HashKey::DEFAULT)
-        .iter()
-        .map(|h| h.name())
-        .collect()
-}
-
-/// Every hasher of the registry (each algorithm in both scopes), keyed ones with `key`.
-pub fn all_hashers(key: HashKey) -> Vec<AnyHasher> {
-    let mut v = Vec::with_capacity(2 * ALGORITHMS.len());
-    for alg in ALGORITHMS {
-        for scope in [Scope::Full, Scope::Addr] {
-            v.push(AnyHasher::build(alg, scope, key).expect("registry algorithm"));
-        }
-    }
-    v
-}
-
-impl AnyHasher {
-    fn build(alg: &str, scope: Scope, key: HashKey) -> Option<Self> {
-        Some(match alg {
-            "jhash2" => AnyHasher::Jhash2(Jhash2 { scope }),
-            "xxhash" => AnyHasher::Xxhash(Xxhash { scope }),
-            "xxh32" => AnyHasher::Xxh32(Xxh32 { scope }),
-            "xxh3" => AnyHasher::Xxh3(Xxh3 { scope }),
-            "hash_long" => AnyHasher::HashLong(HashLong::new(scope)),
-            "hash_long_old" => AnyHasher::HashLong(HashLong::old(scope)),
-            "crc32" => AnyHasher::Crc32(Crc32 { scope }),
-            "crc32c" => AnyHasher::Crc32c(Crc32c { scope }),
-            "siphash" => AnyHasher::SipHash24(SipHash24 { scope, key }),
-            "hsiphash" => AnyHasher::Hsiphash(Hsiphash { scope, key }),
-            "hsiphash32" => AnyHasher::HalfSipHash13(HalfSipHash13 { scope, key }),
-            _ => return None,
-        })
-    }
-
-    /// Looks a hasher up by registry name (`jhash2`, `jhash2-addr`, …).
-    pub fn by_name(name: &str, key: HashKey) -> Result<Self, UnknownHasher> {
-        let (alg, scope) = match name.strip_suffix("-addr") {
-            Some(alg) => (alg, Scope::Addr),
-            None => (name, Scope::Full),
-        };
-        Self::build(alg, scope, key).ok_or_else(|| UnknownHasher(name.to_string()))
-    }
-
-    /// Hashes every key of `keys` into `out` (same length), with the `match` on the
-    /// algorithm outside the loop.
-    pub fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
-        assert_eq!(keys.len(), out.len(), "hash_many: length mismatch");
-        with_hasher!(self, h => {
-            for (o, k) in out.iter_mut().zip(keys) {
-                *o = h.hash(k);
-            }
-        })
-    }
-}
-
-impl KeyHasher for AnyHasher {
-    fn name(&self) -> &'static str {
-        with_hasher!(self, h => h.name())
-    }
-    fn algorithm(&self) -> &'static str {
-        with_hasher!(self, h => h.algorithm())
-    }
-    fn description(&self) -> &'static str {
-        with_hasher!(self, h => h.description())
-    }
-    fn source(&self) -> &'static str {
-        with_hasher!(self, h => h.source())
-    }
-    fn scope(&self) -> Scope {
-        with_hasher!(self, h => h.scope())
-    }
-    fn keyed(&self) -> bool {
-        with_hasher!(self, h => h.keyed())
-    }
-    #[inline]
-    fn hash(&self, key: &FutexKey) -> u32 {
-        with_hasher!(self, h => h.hash(key))
-    }
-}
 
 /// A degenerate hasher that sends every key to the same value: for tests of the table's
 /// worst case (every futex in one bucket), never for measurements.

@@ -9,7 +9,7 @@
 
 use super::plot::line_plot_svg;
 use super::{TextTable, fmt_grouped};
-use crate::hashers::{AnyHasher, HashKey, KeyHasher, SEED_EIGHT};
+use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher};
 use crate::key::FutexKey;
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
 use crate::workload::Workload;
@@ -36,17 +36,21 @@ pub struct Section {
 }
 
 /// The eight seed hashers.
-pub fn seed_hashers() -> Vec<AnyHasher> {
+pub fn seed_hashers() -> Vec<SharedHasher> {
     SEED_EIGHT
         .iter()
-        .map(|n| AnyHasher::by_name(n, HashKey::DEFAULT).expect("seed hasher"))
+        .map(|n| {
+            Builtin::by_name(n, HashKey::DEFAULT)
+                .expect("seed hasher")
+                .shared()
+        })
         .collect()
 }
 
 /// One plot series per hasher: `(buckets, value)` of the records `point` maps to that
 /// hasher's name.
 fn series_by_algo<R>(
-    hashers: &[AnyHasher],
+    hashers: &[SharedHasher],
     records: &[R],
     point: impl Fn(&R) -> (&str, u64, f64),
 ) -> Vec<(String, Vec<(f64, f64)>)> {
@@ -274,7 +278,11 @@ pub fn throughput_section(dir: &Path, depth: Depth) -> Result<Section, String> {
     );
     spec.model.algos = ["jhash2", "jhash2-addr"]
         .iter()
-        .map(|n| AnyHasher::by_name(n, HashKey::DEFAULT).expect("registry"))
+        .map(|n| {
+            Builtin::by_name(n, HashKey::DEFAULT)
+                .expect("registry")
+                .shared()
+        })
         .collect();
     spec.threads = if cpus > 1 { vec![1, cpus] } else { vec![1] };
     let result = sweep(&spec, &mut |_| {}).map_err(|e| e.to_string())?;

@@ -10,7 +10,7 @@
 
 use super::profile::MachineProfile;
 use super::{SimLength, SimOp, SimWorkload, round_robin_cpus, simulate};
-use crate::hashers::{AnyHasher, KeyHasher};
+use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
 
 /// One measured row: table size (0 = the global hash) and perf's mean per-thread rate.
@@ -38,7 +38,7 @@ pub struct Scenario {
 impl Scenario {
     /// The simulator input for `hasher` at table size `buckets` (0 = global), `mask`
     /// reduction as the kernel does.
-    pub fn workload(&self, hasher: &AnyHasher, buckets: u64) -> SimWorkload {
+    pub fn workload(&self, hasher: &dyn KeyHasher, buckets: u64) -> SimWorkload {
         let size = if buckets == 0 {
             self.global_buckets
         } else {
@@ -91,7 +91,7 @@ fn solve_decreasing(mut lo: f64, mut hi: f64, target: f64, f: impl Fn(f64) -> f6
 pub fn calibrate(
     template: &MachineProfile,
     scenario: &Scenario,
-    hasher: &AnyHasher,
+    hasher: &dyn KeyHasher,
     rows: [Observation; 2],
     len: SimLength,
 ) -> Result<MachineProfile, String> {
@@ -164,6 +164,7 @@ pub fn calibrate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashers::Builtin;
     use crate::hashers::HashKey;
 
     fn scenario(threads: usize, cpus: u32) -> Scenario {
@@ -209,7 +210,9 @@ mod tests {
             hash_ns: Default::default(),
         };
         let sc = scenario(32, 32);
-        let h = AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
+            .unwrap()
+            .shared();
         let len = SimLength {
             warmup_ops: 50,
             measured_ops: 400,

@@ -6,7 +6,7 @@ use super::profile::MachineProfile;
 use super::validate::perf_keys_per_thread;
 use super::{SimLength, SimOp, SimResult, SimWorkload, simulate};
 use crate::bench::record::BenchRecord;
-use crate::hashers::{AnyHasher, KeyHasher};
+use crate::hashers::{KeyHasher, SharedHasher};
 
 /// What to simulate.
 #[derive(Clone, Debug)]
@@ -18,7 +18,7 @@ pub struct SimSweep {
     /// Private hash slots; 0 = the global hash of `roundup_pow_of_two(256 × CPUs)`.
     pub buckets: Vec<u64>,
     /// Hashers.
-    pub hashers: Vec<AnyHasher>,
+    pub hashers: Vec<SharedHasher>,
     /// The loop.
     pub op: SimOp,
     /// Pin the threads to the CPUs of this node only (as `numactl -N`).
@@ -178,6 +178,7 @@ pub fn run_lock_test(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashers::Builtin;
     use crate::hashers::HashKey;
 
     #[test]
@@ -188,8 +189,12 @@ mod tests {
             futexes: 64,
             buckets: vec![0, 2, 1024],
             hashers: vec![
-                AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap(),
-                AnyHasher::by_name("crc32", HashKey::DEFAULT).unwrap(),
+                Builtin::by_name("jhash2", HashKey::DEFAULT)
+                    .unwrap()
+                    .shared(),
+                Builtin::by_name("crc32", HashKey::DEFAULT)
+                    .unwrap()
+                    .shared(),
             ],
             op: SimOp::WaitFail,
             node: Some(1),

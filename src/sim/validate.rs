@@ -7,7 +7,7 @@
 use super::calibrate::{Observation, Scenario, calibrate, global_hash_size};
 use super::profile::MachineProfile;
 use super::{SimLength, SimOp, simulate};
-use crate::hashers::{AnyHasher, HashKey};
+use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
 use crate::workload::{PERF_FUTEXES, Workload};
 use serde::Serialize;
@@ -202,7 +202,9 @@ pub fn calibrate_seed_box(
         })
     };
     let sc = scenario(240, (0..template.cpus).collect(), template.cpus)?;
-    let h = AnyHasher::by_name("jhash2", HashKey::DEFAULT).expect("registry");
+    let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
+        .expect("registry")
+        .shared();
     let mut p = calibrate(template, &sc, &h, [pick(rows[0])?, pick(rows[1])?], len)?;
     p.name = format!(
         "seed thread 256-CPU 2-node box, calibrated on rows {} and {} of buckets-240threads-256cpu.csv",
@@ -242,7 +244,9 @@ pub fn predict_published(
         for (c, header) in table.columns.iter().enumerate() {
             let name = hasher_for_column(header)
                 .ok_or_else(|| format!("{file}: unknown column '{header}'"))?;
-            let h = AnyHasher::by_name(name, HashKey::DEFAULT).expect("registry");
+            let h = Builtin::by_name(name, HashKey::DEFAULT)
+                .expect("registry")
+                .shared();
             for (i, (buckets, rates)) in table.rows.iter().enumerate() {
                 let predicted = simulate(
                     profile,

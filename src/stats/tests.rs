@@ -2,7 +2,7 @@
 //! folding against direct histograms, and the verdict properties of issue 3.
 
 use super::*;
-use crate::hashers::{AnyHasher, HashKey};
+use crate::hashers::{Builtin, HashKey};
 use crate::workload::Workload;
 
 /// E[collisions] by the cancellation-free sum Σ_{j<n} (1 − (1−1/m)^j): the expected number of
@@ -112,7 +112,7 @@ fn max_load_poisson_close_to_exact() {
 #[test]
 fn folding_equals_direct_histograms() {
     let keys = Workload::Random.generate(Some(20_000), 9).unwrap().keys;
-    let h = AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap();
+    let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
     let mut hashes = vec![0; keys.len()];
     h.hash_many(&keys, &mut hashes);
     for reduce in [Reduce::Mask, Reduce::High] {
@@ -154,7 +154,7 @@ fn verdicts(algos: &[&str], workload: &str, n: usize, seed: u64) -> Vec<DistReco
     let mut cache = ExpectationCache::default();
     let mut all = Vec::new();
     for a in algos {
-        let h = AnyHasher::by_name(a, HashKey::DEFAULT).unwrap();
+        let h = Builtin::by_name(a, HashKey::DEFAULT).unwrap();
         all.extend(sweep(
             &h,
             workload,
@@ -276,7 +276,7 @@ fn differential_flags_crcs_not_siphash() {
         ("jhash2", false),
         ("xxhash", false),
     ] {
-        let h = AnyHasher::by_name(name, HashKey::DEFAULT).unwrap();
+        let h = Builtin::by_name(name, HashKey::DEFAULT).unwrap();
         let d = diagnostics(&h, 1024, 5);
         assert_eq!(d.diff_flagged, flagged, "{name}: {d:?}");
         if flagged {

@@ -13,7 +13,7 @@ use super::{
     TableError, TableUsage, WaitError, WaitOutcome, kernel_per_node_size, merged_default_slots,
     possible_cpus,
 };
-use crate::hashers::{AnyHasher, KeyHasher};
+use crate::hashers::{KeyHasher, SharedHasher};
 use crate::key::FutexKey;
 
 /// Which table.
@@ -77,13 +77,13 @@ impl Layout {
 }
 
 /// What [`ModelTable::build`] builds.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ModelSpec {
     /// Hasher of the global (or per-node) table.
-    pub hasher: AnyHasher,
+    pub hasher: SharedHasher,
     /// Hasher of the private table (`Private` only); `None` = `hasher`. The kernel uses
     /// `jhash2-addr` there.
-    pub private_hasher: Option<AnyHasher>,
+    pub private_hasher: Option<SharedHasher>,
     /// Which table.
     pub kind: TableKind,
     /// Bucket layout.
@@ -104,7 +104,7 @@ pub struct ModelSpec {
 
 impl ModelSpec {
     /// Defaults: aligned buckets, kernel sizes, mask reduction, 1 node, no squash.
-    pub fn new(hasher: AnyHasher, kind: TableKind) -> Self {
+    pub fn new(hasher: SharedHasher, kind: TableKind) -> Self {
         ModelSpec {
             hasher,
             private_hasher: None,
@@ -121,10 +121,10 @@ impl ModelSpec {
 
 #[derive(Debug)]
 enum Inner {
-    GlobalAligned(GlobalTable<AnyHasher, Aligned>),
-    GlobalPacked(GlobalTable<AnyHasher, Packed>),
-    PrivateAligned(Process<AnyHasher, Aligned>),
-    PrivatePacked(Process<AnyHasher, Packed>),
+    GlobalAligned(GlobalTable<SharedHasher, Aligned>),
+    GlobalPacked(GlobalTable<SharedHasher, Packed>),
+    PrivateAligned(Process<SharedHasher, Aligned>),
+    PrivatePacked(Process<SharedHasher, Packed>),
 }
 
 macro_rules! dispatch {
@@ -180,8 +180,12 @@ impl ModelTable {
                     squash: spec.squash,
                 };
                 let inner = match spec.layout {
-                    Layout::Aligned => Inner::GlobalAligned(GlobalTable::new(spec.hasher, g)?),
-                    Layout::Packed => Inner::GlobalPacked(GlobalTable::new(spec.hasher, g)?),
+                    Layout::Aligned => {
+                        Inner::GlobalAligned(GlobalTable::new(spec.hasher.clone(), g)?)
+                    }
+                    Layout::Packed => {
+                        Inner::GlobalPacked(GlobalTable::new(spec.hasher.clone(), g)?)
+                    }
                 };
                 (per_node, inner)
             }
@@ -195,17 +199,20 @@ impl ModelTable {
                 let slots = spec
                     .buckets
                     .unwrap_or_else(|| merged_default_slots(cpus, cpus, g.per_node));
-                let ph = spec.private_hasher.unwrap_or(spec.hasher);
+                let ph = spec
+                    .private_hasher
+                    .clone()
+                    .unwrap_or_else(|| spec.hasher.clone());
                 // One process owning every private key, with `slots` private buckets.
                 fn process<L: BucketLayout>(
                     spec: &ModelSpec,
                     g: Geometry,
-                    private_hasher: AnyHasher,
+                    private_hasher: SharedHasher,
                     cpus: usize,
                     slots: usize,
-                ) -> Result<Process<AnyHasher, L>, TableError> {
+                ) -> Result<Process<SharedHasher, L>, TableError> {
                     let p = Process::owning_all_private(
-                        Arc::new(GlobalTable::new(spec.hasher, g)?),
+                        Arc::new(GlobalTable::new(spec.hasher.clone(), g)?),
                         private_hasher,
                         SlotPolicy::Manual,
                         spec.reduce,
@@ -250,7 +257,7 @@ impl ModelTable {
     /// One line, e.g. `numa jhash2 2x512 aligned mask`.
     pub fn describe(&self) -> String {
         let s = &self.spec;
-        let h = match (s.kind, s.private_hasher) {
+        let h = match (s.kind, &s.private_hasher) {
             (TableKind::Private, Some(p)) => format!("{}/{}", p.name(), s.hasher.name()),
             _ => s.hasher.name().to_string(),
         };

@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::hashers::{AnyHasher, ConstantHasher, HashKey, KeyHasher};
+use crate::hashers::{Builtin, ConstantHasher, HashKey, KeyHasher};
 use crate::key::FutexKey;
 
 const LONG: Duration = Duration::from_secs(10);
 
-fn jhash2() -> AnyHasher {
-    AnyHasher::by_name("jhash2", HashKey::DEFAULT).unwrap()
+fn jhash2() -> Builtin {
+    Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap()
 }
 
 fn pkey(i: u64) -> FutexKey {
@@ -223,7 +223,7 @@ fn protocol_checker_catches_missing_fences() {
 #[test]
 fn would_block_when_value_differs() {
     for layout in [Layout::Aligned, Layout::Packed] {
-        let mut spec = ModelSpec::new(jhash2(), TableKind::Global);
+        let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Global);
         spec.layout = layout;
         spec.buckets = Some(16);
         let t = ModelTable::build(spec).unwrap();
@@ -280,7 +280,7 @@ fn requeue_moves_then_wakes() {
             std::thread::spawn(move || t.wait(&k1, &w, 0, Some(LONG)))
         })
         .collect();
-    let queued = |t: &GlobalTable<AnyHasher, Aligned>| -> usize {
+    let queued = |t: &GlobalTable<Builtin, Aligned>| -> usize {
         t.buckets().iter().map(|b| b.queued()).sum()
     };
     assert!(wait_for(|| queued(&t) == 3, LONG));
@@ -519,7 +519,7 @@ fn stress_constant_hasher_one_bucket() {
 fn stress_jhash2_tables() {
     for kind in [TableKind::Global, TableKind::Numa, TableKind::Private] {
         for (threads, rounds) in [(3, 500), (32, 50)] {
-            let mut spec = ModelSpec::new(jhash2(), kind);
+            let mut spec = ModelSpec::new(jhash2().shared(), kind);
             spec.buckets = Some(4);
             spec.cpus = Some(2);
             if kind == TableKind::Numa {
@@ -667,13 +667,13 @@ fn bad_geometry_and_nodes_are_typed_errors() {
         t.check_key(&pkey(1).with_node(2)),
         Err(TableError::InvalidNode(2))
     );
-    let mut spec = ModelSpec::new(jhash2(), TableKind::Global);
+    let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Global);
     spec.nodes = 2;
     assert!(matches!(
         ModelTable::build(spec),
         Err(TableError::Unsupported(_))
     ));
-    let mut spec = ModelSpec::new(jhash2(), TableKind::Private);
+    let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Private);
     spec.buckets = Some(1);
     assert_eq!(
         ModelTable::build(spec).err(),
@@ -681,9 +681,9 @@ fn bad_geometry_and_nodes_are_typed_errors() {
     );
 }
 
-fn process(policy: SlotPolicy, cpus: usize) -> Process<AnyHasher, Aligned> {
+fn process(policy: SlotPolicy, cpus: usize) -> Process<Builtin, Aligned> {
     let global = Arc::new(GlobalTable::per_node_kernel(jhash2(), cpus, 1));
-    let addr = AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT).unwrap();
+    let addr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).unwrap();
     Process::new(
         0xffff_8880_1234_5600,
         global,
@@ -706,7 +706,7 @@ fn routing_follows_futex_hash() {
     assert!(!p.route(&private).0);
     p.set_slots(16).unwrap();
     assert_eq!(p.get_slots(), 16);
-    let h = AnyHasher::by_name("jhash2-addr", HashKey::DEFAULT)
+    let h = Builtin::by_name("jhash2-addr", HashKey::DEFAULT)
         .unwrap()
         .hash(&private);
     assert_eq!(p.route(&private), (true, (h & 15) as usize));
@@ -981,7 +981,7 @@ proptest::proptest! {
         squash in proptest::bool::ANY,
     ) {
         let kind = [TableKind::Global, TableKind::Numa, TableKind::Private][kind];
-        let mut spec = ModelSpec::new(jhash2(), kind);
+        let mut spec = ModelSpec::new(jhash2().shared(), kind);
         spec.buckets = Some(buckets);
         spec.cpus = Some(2);
         spec.layout = if packed { Layout::Packed } else { Layout::Aligned };
@@ -998,7 +998,7 @@ proptest::proptest! {
 
 #[test]
 fn model_spec_describe_and_parse() {
-    let mut spec = ModelSpec::new(jhash2(), TableKind::Numa);
+    let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Numa);
     spec.nodes = 2;
     spec.buckets = Some(512);
     spec.squash = true;

@@ -3,7 +3,7 @@
 //!
 //! Every generator returns distinct keys (duplicates are dropped, order of first appearance
 //! is kept), so `keys` in the statistics is the number of distinct keys hashed. The same
-//! `(workload, keys, seed)` gives the same keys on every machine ([`rng::SplitMix64`]).
+//! `(workload, keys, seed)` gives the same keys on every machine ([`SplitMix64`]).
 //!
 //! | name | models |
 //! |---|---|
@@ -23,11 +23,10 @@
 //! bits of page randomness; the stack top has 22 bits of page randomness. `mm` pointers are
 //! direct-map kernel addresses (`0xffff888…`), slab objects aligned to 64 bytes.
 
-pub mod rng;
 pub mod trace;
 
 use crate::key::FutexKey;
-use rng::SplitMix64;
+pub use crate::rng::SplitMix64;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
