@@ -10,11 +10,13 @@ pub mod cli;
 pub mod fuzz_targets;
 pub mod hashers;
 pub mod key;
+pub mod render;
 pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod stats;
 pub mod table;
+pub mod throughput;
 pub mod workload;
 
 pub use hashers::{Builtin, HashKey, KeyHasher, Scope, SharedHasher};

@@ -27,16 +27,17 @@
 
 use super::kernel::KernelBackend;
 use super::model::{ModelBackend, SYNTHETIC_MM, make_key};
-use super::runner::{self, Backend, RunConfig, RunOutcome, Worker, Workload};
-use super::stats::ThroughputStats;
+use super::runner::{self, Backend, RunConfig, Worker};
 use super::sweep::SweepError;
 use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
-use crate::report::{TextTable, fmt_grouped};
+use crate::render::{TextTable, fmt_grouped};
 use crate::table::{
     Aligned, BucketLayout, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce,
     TableKind,
 };
+use crate::throughput::stats::ThroughputStats;
+use crate::throughput::{RunOutcome, Workload};
 use serde::Serialize;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;

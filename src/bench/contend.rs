@@ -32,18 +32,17 @@
 
 use super::kernel::{self, ChildConfig, LockChild};
 use super::model::{SYNTHETIC_MM, SYNTHETIC_MM_2, make_key};
-use super::record::{BenchRecord, RecordMeta};
-use super::runner::{
-    self, Backend, RunConfig, RunOutcome, ThreadOutcome, Worker, Workload, allowed_cpus,
-};
+use super::runner::{self, Backend, RunConfig, Worker, allowed_cpus};
 use super::sweep::{BackendChoice, ModelOptions, SweepError, model_spec};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::key::NO_NODE;
-use crate::report::{TextTable, fmt_grouped};
+use crate::render::{TextTable, fmt_grouped};
 use crate::table::{
     Aligned, BucketLayout, GlobalTable, ModelTable, Packed, Process, SlotPolicy, TableKind,
     kernel_per_node_size, merged_default_slots, possible_cpus,
 };
+use crate::throughput::record::{BenchRecord, RecordMeta};
+use crate::throughput::{RunOutcome, ThreadOutcome, Workload};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -452,7 +451,8 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
                 &c,
             );
             r.workload = "lock";
-            r.lock_ops_per_sec = Some(super::stats::ThroughputStats::from_rates(&h.rates()).mean);
+            r.lock_ops_per_sec =
+                Some(crate::throughput::stats::ThroughputStats::from_rates(&h.rates()).mean);
             r.unexpected += h.threads.iter().map(|t| t.unexpected).sum::<u64>();
             if r.unexpected > 0 {
                 res.warnings.push(format!(
@@ -735,8 +735,9 @@ pub fn run_noisy(spec: &ContendSpec) -> Result<ContendResult, SweepError> {
                 r.victim_latency_ns_p999 = Some(run.victim.latency_ns_p999);
                 r.victim_buckets = run.victim_buckets;
                 r.shared_buckets = run.shared_buckets;
-                r.noisy_ops_per_sec =
-                    Some(super::stats::ThroughputStats::from_rates(&run.noisy.rates()).mean);
+                r.noisy_ops_per_sec = Some(
+                    crate::throughput::stats::ThroughputStats::from_rates(&run.noisy.rates()).mean,
+                );
                 res.records.push(r);
             }
         }

@@ -18,7 +18,8 @@
 //! "mm shared" offset bit for anonymous memory, and such keys always use the global hash,
 //! whatever the slot setting.
 
-use super::runner::{self, Backend, RunConfig, RunOutcome, Worker};
+use super::runner::{self, Backend, RunConfig, Worker};
+use crate::throughput::RunOutcome;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -413,7 +414,12 @@ mod tests {
         let cfg = ChildConfig {
             run: RunConfig {
                 sample_period: 1,
-                ..RunConfig::new(2, 1024, Duration::from_millis(500), runner::Workload::Wake)
+                ..RunConfig::new(
+                    2,
+                    1024,
+                    Duration::from_millis(500),
+                    crate::throughput::Workload::Wake,
+                )
             },
             slots: Some(16),
             shared: false,

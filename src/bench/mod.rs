@@ -5,18 +5,14 @@
 //! `futexhash report` call it); [`contend`] has the `lock` (futex_numa) and `noisy`
 //! (noisy neighbour) workloads; [`compare`] measures the performance figures side by side;
 //! [`stats`] reproduces perf's mean and standard error; [`record`] renders results
-//! (perf's lines, the seed's table, plots through `crate::report::plot`).
+//! (perf's lines, the seed's table, plots through `crate::render::plot`).
 
 pub mod compare;
 pub mod contend;
 pub mod kernel;
 pub mod model;
-pub mod record;
 pub mod runner;
-pub mod stats;
 pub mod sweep;
 
-pub use record::BenchRecord;
-pub use runner::{Backend, RunConfig, RunOutcome, ThreadOutcome, Worker, Workload};
-pub use stats::ThroughputStats;
+pub use runner::{Backend, RunConfig, Worker};
 pub use sweep::{BackendChoice, ModelOptions, SweepSpec, sweep, sweep_records};

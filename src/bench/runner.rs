@@ -20,6 +20,7 @@
 //! thread's counters (`ops`, `unexpected`, its histogram) are locals of its own stack frame
 //! and reach the caller through `join`, so no cache line is written by two threads.
 
+use crate::throughput::{RunOutcome, ThreadOutcome, Workload};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,26 +30,6 @@ use std::time::{Duration, Instant};
 /// One operation in this many is timed (a prime, so that with F futexes per thread the
 /// timed word moves through all of them instead of always being the same one).
 pub const SAMPLE_PERIOD: u32 = 1009;
-
-/// What each thread does to its futex words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Workload {
-    /// `perf bench futex hash`: wait with a wrong expected value; fails with EAGAIN.
-    Hash,
-    /// Wake one waiter on words nobody waits on; returns 0 woken.
-    Wake,
-}
-
-impl Workload {
-    /// The lowercase name used on the command line and in records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Workload::Hash => "hash",
-            Workload::Wake => "wake",
-        }
-    }
-}
 
 /// A thread's view of a backend: its own futex words and the two operations on them.
 /// Implemented by the kernel backend (raw `futex(2)`) and by model tables.
@@ -115,71 +96,6 @@ impl RunConfig {
             sample_period: SAMPLE_PERIOD,
             first_cpu: 0,
         }
-    }
-}
-
-/// What one thread did.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ThreadOutcome {
-    /// The CPU it was pinned to (None: not pinned, or pinning failed).
-    pub cpu: Option<usize>,
-    /// Operations completed.
-    pub ops: u64,
-    /// Its own running time, seconds.
-    pub secs: f64,
-    /// CPU time the thread consumed while running, seconds (`CLOCK_THREAD_CPUTIME_ID`).
-    /// Below `secs` when other processes took the CPU from it.
-    pub cpu_secs: f64,
-    /// Operations that did not return what the workload expects (perf warns on these).
-    pub unexpected: u64,
-    /// Address of its first futex word.
-    pub first_addr: usize,
-    /// Address of its last futex word.
-    pub last_addr: usize,
-}
-
-impl ThreadOutcome {
-    /// Operations per second of CPU time this thread got (the cost of an operation,
-    /// independent of how much the scheduler let it run).
-    pub fn rate_per_cpu_sec(&self) -> f64 {
-        if self.cpu_secs > 0.0 {
-            self.ops as f64 / self.cpu_secs
-        } else {
-            0.0
-        }
-    }
-
-    /// Operations per second of this thread.
-    pub fn rate(&self) -> f64 {
-        if self.secs > 0.0 {
-            self.ops as f64 / self.secs
-        } else {
-            0.0
-        }
-    }
-}
-
-/// What a run measured.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunOutcome {
-    /// Wall-clock time between releasing the threads and raising the stop flag, seconds.
-    pub runtime_s: f64,
-    /// One entry per thread, in thread order.
-    pub threads: Vec<ThreadOutcome>,
-    /// Sampled per-operation latency, nanoseconds: median.
-    pub latency_ns_p50: u64,
-    /// 99th percentile.
-    pub latency_ns_p99: u64,
-    /// 99.9th percentile.
-    pub latency_ns_p999: u64,
-    /// Number of timed operations behind the percentiles.
-    pub latency_samples: u64,
-}
-
-impl RunOutcome {
-    /// Per-thread rates, in thread order.
-    pub fn rates(&self) -> Vec<f64> {
-        self.threads.iter().map(ThreadOutcome::rate).collect()
     }
 }
 

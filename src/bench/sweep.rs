@@ -8,10 +8,11 @@
 
 use super::kernel::{self, ChildConfig};
 use super::model::ModelBackend;
-use super::record::{self, BenchRecord, RecordMeta};
-use super::runner::{self, RunConfig, RunOutcome, Workload, allowed_cpus};
+use super::runner::{self, RunConfig, allowed_cpus};
 use crate::hashers::{Builtin, KeyHasher, SharedHasher};
 use crate::table::{Layout, ModelSpec, ModelTable, TableKind};
+use crate::throughput::record::{self, BenchRecord, RecordMeta};
+use crate::throughput::{RunOutcome, Workload};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 use super::CliError;
 use crate::hashers::{HashKey, HasherSpec, SharedHasher, parse_list};
 use crate::key::parse_number;
-use crate::report::{Format, write_atomic};
+use crate::render::{Format, write_atomic};
 use std::path::{Path, PathBuf};
 
 /// `--format` and `--output`, common to every subcommand.

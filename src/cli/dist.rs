@@ -4,8 +4,8 @@
 
 use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher};
-use crate::report::plot::line_plot_svg;
-use crate::report::{Format, TextTable, fmt_grouped, output};
+use crate::render::plot::line_plot_svg;
+use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::stats::{
     DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
     assign_verdicts, diagnostics, sweep,

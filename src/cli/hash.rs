@@ -3,7 +3,7 @@
 use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher};
 use crate::key::FutexKey;
-use crate::report::{Format, output};
+use crate::render::{Format, output};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]

@@ -2,7 +2,7 @@
 
 use super::{CliError, OutputArgs};
 use crate::hashers::{HashKey, KeyHasher, all_builtins};
-use crate::report::{Format, TextTable, output};
+use crate::render::{Format, TextTable, output};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]

@@ -3,10 +3,9 @@
 //! `futexhash sim validate`: the README's validation against the published tables.
 
 use super::{CliError, OutputArgs, args};
-use crate::bench::record::{BenchRecord, sweep_table};
 use crate::hashers::HashKey;
-use crate::report::plot::line_plot_svg;
-use crate::report::{Format, TextTable, fmt_grouped, output};
+use crate::render::plot::line_plot_svg;
+use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::calibrate::{Observation, Scenario, calibrate, global_hash_size};
 use crate::sim::profile::MachineProfile;
 use crate::sim::sweep::{SimSweep, run_sweep};
@@ -15,6 +14,7 @@ use crate::sim::validate::{
     predict_published, read_published, rms_log_error, seed_box_template,
 };
 use crate::sim::{SimLength, SimOp};
+use crate::throughput::record::{BenchRecord, sweep_table};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -494,7 +494,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
             |f| f.to_string_lossy().into_owned()
         )
     );
-    crate::report::write_atomic(Some(&c.out), fitted.to_toml().as_bytes())
+    crate::render::write_atomic(Some(&c.out), fitted.to_toml().as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", c.out.display())))?;
     eprintln!(
         "futexhash: fitted outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}; wrote {}",

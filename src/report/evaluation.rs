@@ -7,10 +7,10 @@
 //! side on this machine; the simulator's prediction for the seed thread's 256-CPU box
 //! with its validation error against the published tables.
 
-use super::plot::line_plot_svg;
-use super::{TextTable, fmt_grouped};
 use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher};
 use crate::key::FutexKey;
+use crate::render::plot::line_plot_svg;
+use crate::render::{TextTable, fmt_grouped};
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
 use crate::workload::Workload;
 use std::fmt::Write as _;
@@ -259,9 +259,9 @@ pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String>
 /// plus the side-by-side cost figures of `futexhash bench --compare`.
 pub fn throughput_section(dir: &Path, depth: Depth) -> Result<Section, String> {
     use crate::bench::compare::compare;
-    use crate::bench::record::{sweep_table, write_plot};
     use crate::bench::runner::allowed_cpus;
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
+    use crate::throughput::record::{sweep_table, write_plot};
     use std::time::Duration;
     let quick = depth == Depth::Quick;
     let runtime = Duration::from_millis(if quick { 250 } else { 1000 });
@@ -323,12 +323,12 @@ pub fn throughput_section(dir: &Path, depth: Depth) -> Result<Section, String> {
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
 pub fn simulation_section(dir: &Path, depth: Depth, data_dir: &Path) -> Result<Section, String> {
-    use crate::bench::record::sweep_table;
     use crate::sim::sweep::{SimSweep, run_sweep};
     use crate::sim::validate::{
         calibrate_seed_box, predict_published, rms_log_error, seed_box_template,
     };
     use crate::sim::{SimLength, SimOp};
+    use crate::throughput::record::sweep_table;
     let len = if depth == Depth::Quick {
         SimLength {
             warmup_ops: 100,
@@ -414,7 +414,7 @@ pub fn write_report(dir: &Path, title_note: &str, sections: &[Section]) -> Resul
         md.push('\n');
     }
     let path = dir.join("report.md");
-    super::write_atomic(Some(&path), md.as_bytes())
+    crate::render::write_atomic(Some(&path), md.as_bytes())
         .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     Ok(path)
 }

@@ -1,8 +1,5 @@
-//! Reporting: text tables in the seed threads' `+-----+` style, CSV and JSON records, atomic
-//! file output (and, as later issues land, SVG plots and the Markdown report).
+//! `futexhash report`: the whole evaluation (distribution, model and kernel throughput,
+//! simulation) run in one go and written as Markdown with plots. The top layer: it calls
+//! every layer below and is called only by the CLI.
 
 pub mod evaluation;
-pub mod output;
-pub mod plot;
-
-pub use output::{Format, TextTable, fmt_grouped, write_atomic};

@@ -30,7 +30,7 @@ pub mod profile;
 pub mod sweep;
 pub mod validate;
 
-use crate::bench::stats::ThroughputStats;
+use crate::throughput::stats::ThroughputStats;
 use profile::MachineProfile;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

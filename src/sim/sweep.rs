@@ -5,8 +5,8 @@ use super::calibrate::{Scenario, global_hash_size};
 use super::profile::MachineProfile;
 use super::validate::perf_keys_per_thread;
 use super::{SimLength, SimOp, SimResult, SimWorkload, simulate};
-use crate::bench::record::BenchRecord;
 use crate::hashers::{KeyHasher, SharedHasher};
+use crate::throughput::record::BenchRecord;
 
 /// What to simulate.
 #[derive(Clone, Debug)]

@@ -2,9 +2,9 @@
 //! renderings: perf's own lines for a single configuration, the seed thread's table for a
 //! sweep (rows = buckets, columns = algorithms or backends), and plot series.
 
-use super::runner::{RunOutcome, Workload};
+use super::outcome::{RunOutcome, Workload};
 use super::stats::ThroughputStats;
-use crate::report::{TextTable, fmt_grouped};
+use crate::render::{TextTable, fmt_grouped};
 use serde::Serialize;
 
 /// One measured configuration. The first fields are the stable ones of the spec; the rest
@@ -277,12 +277,12 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
     t.render()
 }
 
-/// Plot series for [`crate::report::plot`]: one per (column label, thread count), points
+/// Plot series for [`crate::render::plot`]: one per (column label, thread count), points
 /// (buckets, mean ops/sec per thread) on the log2 x axis. The global hash (buckets 0) has
 /// no place on a log axis, so each column's global figure becomes its own flat series
 /// `"<label> global"` spanning the x range of the sized points.
-pub fn plot_series(records: &[BenchRecord]) -> Vec<crate::report::plot::Series> {
-    let mut sized: Vec<crate::report::plot::Series> = Vec::new();
+pub fn plot_series(records: &[BenchRecord]) -> Vec<crate::render::plot::Series> {
+    let mut sized: Vec<crate::render::plot::Series> = Vec::new();
     let mut global: Vec<(String, f64)> = Vec::new();
     for r in records {
         let label = format!("{} t={}", r.column_label(), r.threads);
@@ -313,14 +313,14 @@ pub fn plot_series(records: &[BenchRecord]) -> Vec<crate::report::plot::Series> 
     sized
 }
 
-/// Draws ops/sec against buckets (log2 x axis) with [`crate::report::plot::line_plot_svg`]
+/// Draws ops/sec against buckets (log2 x axis) with [`crate::render::plot::line_plot_svg`]
 /// and writes it atomically to `path`.
 pub fn write_plot(
     path: &std::path::Path,
     title: &str,
     records: &[BenchRecord],
 ) -> std::io::Result<()> {
-    crate::report::plot::line_plot_svg(
+    crate::render::plot::line_plot_svg(
         path,
         title,
         "hash buckets (log2); global hash = flat line",
@@ -333,7 +333,7 @@ pub fn write_plot(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::runner::ThreadOutcome;
+    use crate::throughput::ThreadOutcome;
 
     fn outcome(rates: &[u64]) -> RunOutcome {
         RunOutcome {
@@ -481,7 +481,7 @@ mod tests {
             [(2.0, 7.0), (1024.0, 7.0)],
             "spans the sized x range"
         );
-        let svg = crate::report::plot::line_plot_svg_string("t", "x", "y", &s, true).unwrap();
+        let svg = crate::render::plot::line_plot_svg_string("t", "x", "y", &s, true).unwrap();
         assert!(svg.contains("jhash2 t=1 global"));
     }
 
