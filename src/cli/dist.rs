@@ -8,7 +8,7 @@ use crate::render::plot::line_plot_svg;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::stats::{
     DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
-    assign_verdicts, diagnostics, sweep,
+    assign_verdicts, diagnostics, sweep, sweep_hashes,
 };
 use crate::workload::Workload;
 use std::io::IsTerminal;
@@ -79,6 +79,11 @@ pub(super) struct DistArgs {
     /// Also draw the statistic against buckets (log2 axis), one line per algorithm.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Judge precomputed hashes instead of hashing: a CSV with columns w0,w1,offset,hash
+    /// (and optionally algo, several hashers in one file; else the file's stem labels it),
+    /// e.g. `futexhash keys` output hashed by another program. Duplicate keys count once.
+    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["algo", "workload", "keys", "seed", "diagnostics"])]
+    hashes: Option<PathBuf>,
     /// Print the per-hasher bit diagnostics (differential and avalanche) instead.
     #[arg(long)]
     diagnostics: bool,
@@ -101,10 +106,6 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if let Some(p) = &a.plot {
         args::check_output_path(p, "plot")?;
     }
-    let hashers = args::algo_list(&a.algo, a.hash_key)?;
-    if a.diagnostics {
-        return run_diagnostics(&a, &hashers);
-    }
     let buckets = args::pow2_list(&a.buckets, "bucket count", false)?;
     if let Some(&b) = buckets.iter().find(|&&b| b > MAX_BUCKETS) {
         return Err(CliError::Usage(format!(
@@ -114,6 +115,18 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     let mut buckets_sorted = buckets.clone();
     buckets_sorted.sort_unstable();
     buckets_sorted.dedup();
+    let reduces: Vec<Reduce> = match a.reduce {
+        ReduceArg::Mask => vec![Reduce::Mask],
+        ReduceArg::High => vec![Reduce::High],
+        ReduceArg::Both => vec![Reduce::Mask, Reduce::High],
+    };
+    if let Some(path) = &a.hashes {
+        return run_hashes(&a, path, &buckets_sorted, &reduces);
+    }
+    let hashers = args::algo_list(&a.algo, a.hash_key)?;
+    if a.diagnostics {
+        return run_diagnostics(&a, &hashers);
+    }
     let workload: Workload = a.workload.parse().map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && (k == 0 || k > MAX_KEYS)
@@ -128,11 +141,6 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if let Some(note) = &keyset.note {
         eprintln!("futexhash: {note}");
     }
-    let reduces: Vec<Reduce> = match a.reduce {
-        ReduceArg::Mask => vec![Reduce::Mask],
-        ReduceArg::High => vec![Reduce::High],
-        ReduceArg::Both => vec![Reduce::Mask, Reduce::High],
-    };
     let wname = workload.to_string();
     let keys = &keyset.keys;
 
@@ -166,25 +174,60 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
-    assign_verdicts(&mut records);
+    let names: Vec<String> = hashers.iter().map(|h| h.name().to_string()).collect();
+    let source = format!("workload {wname}, seed {}", a.seed);
+    finish(
+        &a,
+        &source,
+        keys.len(),
+        records,
+        &names,
+        &buckets_sorted,
+        &reduces,
+    )
+}
 
+/// Verdicts, the plot and the output, for hashed and precomputed records alike.
+fn finish(
+    a: &DistArgs,
+    source: &str,
+    n: usize,
+    mut records: Vec<DistRecord>,
+    names: &[String],
+    buckets: &[u64],
+    reduces: &[Reduce],
+) -> Result<(), CliError> {
+    assign_verdicts(&mut records);
     if let Some(path) = &a.plot {
-        plot(&a, path, &records, &reduces)?;
+        plot(a, path, &records, reduces)?;
     }
     let text = match a.out.format {
         Format::Json => output::to_json(&records).map_err(run_err)?,
         Format::Csv => output::to_csv(&records).map_err(run_err)?,
-        Format::Table => table(
-            &a,
-            &wname,
-            keys.len(),
-            &records,
-            &hashers,
-            &buckets_sorted,
-            &reduces,
-        ),
+        Format::Table => table(a, source, n, &records, names, buckets, reduces),
     };
     a.out.emit(&text)
+}
+
+/// `--hashes FILE`: the records of precomputed hashes.
+fn run_hashes(
+    a: &DistArgs,
+    path: &std::path::Path,
+    buckets: &[u64],
+    reduces: &[Reduce],
+) -> Result<(), CliError> {
+    let columns = crate::workload::hashes::read_hashes(path).map_err(CliError::usage)?;
+    let wname = format!("hashes:{}", path.display());
+    let mut cache = ExpectationCache::default();
+    let mut records = Vec::new();
+    for c in &columns {
+        records.extend(sweep_hashes(
+            &c.algo, &wname, &c.hashes, buckets, reduces, &mut cache,
+        ));
+    }
+    let names: Vec<String> = columns.iter().map(|c| c.algo.clone()).collect();
+    let n = columns.iter().map(|c| c.hashes.len()).max().unwrap_or(0);
+    finish(a, &wname, n, records, &names, buckets, reduces)
 }
 
 fn stat_value(stat: Stat, r: &DistRecord) -> f64 {
@@ -244,17 +287,16 @@ fn stat_name(stat: Stat) -> &'static str {
 
 fn table(
     a: &DistArgs,
-    wname: &str,
+    source: &str,
     n: usize,
     records: &[DistRecord],
-    hashers: &[crate::hashers::SharedHasher],
+    names: &[String],
     buckets: &[u64],
     reduces: &[Reduce],
 ) -> String {
     let mut out = format!(
-        "# workload {wname}: {} distinct keys, seed {}; cells: {}\n",
+        "# {source}: {} distinct keys; cells: {}\n",
         fmt_grouped(n as f64, 0),
-        a.seed,
         stat_name(a.stat)
     );
     let with_expected = records
@@ -268,7 +310,7 @@ fn table(
     };
     for &red in reduces {
         let mut headers = vec![format!("buckets ({})", red.as_str())];
-        headers.extend(hashers.iter().map(|h| h.name().to_string()));
+        headers.extend(names.iter().cloned());
         if with_expected {
             headers.push("random".to_string());
         }
@@ -276,8 +318,8 @@ fn table(
         for &b in buckets {
             let mut row = vec![fmt_grouped(b as f64, 0)];
             let mut any = None;
-            for h in hashers {
-                let r = find(h.name(), b, red);
+            for name in names {
+                let r = find(name, b, red);
                 row.push(r.map_or_else(String::new, |r| stat_cell(a.stat, r)));
                 any = any.or(r);
             }

@@ -7,8 +7,10 @@
 
 pub mod args;
 mod bench;
+mod check;
 mod dist;
 mod hash;
+mod keys;
 mod list;
 mod report;
 mod sim;
@@ -34,6 +36,11 @@ enum Command {
     List(list::ListArgs),
     /// Hash futex keys (private:MM:UADDR, anon:MM:UADDR, inode:ISEQ:PGOFF:OFFSET).
     Hash(hash::HashArgs),
+    /// Is a hasher fit for futex_hash()? Vectors, properties, distribution, speed.
+    Check(check::CheckArgs),
+    /// The distinct keys of a workload (CSV kind,w0,w1,offset or JSON), for hashing
+    /// elsewhere and judging with `dist --hashes`.
+    Keys(keys::KeysArgs),
     /// End-to-end throughput, as `perf bench futex hash` (model table or real kernel).
     Bench(bench::BenchArgs),
     /// Distribution quality of hashers on a workload's keys, every table size.
@@ -93,6 +100,13 @@ where
         }
     };
     let result = match cli.command {
+        Command::Check(a) => match check::run(a) {
+            // The verdict table says which check failed; the status says that one did.
+            Ok(true) => return ExitCode::from(1),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
+        Command::Keys(a) => keys::run(a),
         Command::List(a) => list::run(a),
         Command::Hash(a) => hash::run(a),
         Command::Bench(a) => bench::run(a),

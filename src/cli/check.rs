@@ -1,0 +1,89 @@
+//! `futexhash check --algo NAME [--vectors FILE]`: is this hasher fit for `futex_hash()`?
+//! One verdict row per check ([`crate::check`]); exit status 0 when nothing fails, 1 when
+//! a check fails, 2 on bad input.
+
+use super::{CliError, OutputArgs, args};
+use crate::check::{CheckOptions, CheckVerdict, check, read_vectors};
+use crate::hashers::HashKey;
+use crate::render::{Format, TextTable, output};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub(super) struct CheckArgs {
+    /// The hasher: a built-in name, so:PATH[:SYMBOL] or c:FILE.c[:SYMBOL], optionally
+    /// LABEL=…; a label ending in -addr declares a private-hash candidate (it must then
+    /// ignore w0).
+    #[arg(long, value_name = "NAME")]
+    algo: String,
+    /// Reference vectors: CSV rows key,hash (key in text form, hash 0x hex or decimal).
+    #[arg(long, value_name = "FILE")]
+    vectors: Option<PathBuf>,
+    /// Keys per workload in the distribution suite (default: each workload's own).
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    keys: Option<u64>,
+    /// Seed of the workloads and the property sample.
+    #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
+    seed: u64,
+    /// Key of the keyed built-ins: 32 hex digits, the 16 key bytes in order.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
+    hash_key: HashKey,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// Whether a check failed, for the exit status.
+pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
+    a.out.check()?;
+    let vectors = match &a.vectors {
+        Some(p) => read_vectors(p).map_err(CliError::usage)?,
+        None => Vec::new(),
+    };
+    if let Some(k) = a.keys
+        && !(64..=super::dist::MAX_KEYS).contains(&k)
+    {
+        return Err(CliError::Usage(format!(
+            "--keys '{k}' must be between 64 and {}",
+            super::dist::MAX_KEYS
+        )));
+    }
+    let hasher = args::one_algo(&a.algo, a.hash_key)?;
+    let opts = CheckOptions {
+        vectors,
+        keys: a.keys.map(|k| k as usize),
+        seed: a.seed,
+        skip_speed: false,
+    };
+    let rows = check(&*hasher, &opts);
+    let failed = rows.iter().any(|r| r.verdict == CheckVerdict::Fail);
+    let text = match a.out.format {
+        Format::Json => output::to_json(&rows).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Csv => output::to_csv(&rows).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Table => {
+            let mut t = TextTable::new(["check", "verdict", "detail"]);
+            for r in &rows {
+                t.push(vec![
+                    r.check.clone(),
+                    r.verdict.as_str().to_string(),
+                    r.detail.clone(),
+                ]);
+            }
+            let count = |v| rows.iter().filter(|r| r.verdict == v).count();
+            format!(
+                "# futexhash check {}: {} pass, {} warn, {} fail, {} skipped\n{}{}\n",
+                hasher.name(),
+                count(CheckVerdict::Pass),
+                count(CheckVerdict::Warn),
+                count(CheckVerdict::Fail),
+                count(CheckVerdict::Skip),
+                t.render(),
+                if failed {
+                    "verdict: UNFIT for futex_hash() (a check failed)"
+                } else {
+                    "verdict: fit for futex_hash() (no check failed)"
+                }
+            )
+        }
+    };
+    a.out.emit(&text)?;
+    Ok(failed)
+}

@@ -1,0 +1,90 @@
+//! `futexhash keys --workload W [--keys N] [--seed S] [--format csv|json] [--output F]`:
+//! the distinct keys of a workload in the order `dist` hashes them, so that a hash computed
+//! anywhere (Python, a kernel module printing hashes) can be judged with
+//! `futexhash dist --hashes` on exactly the keys the built-ins are judged on.
+
+use super::{CliError, args};
+use crate::key::{FutexKey, KeyKind};
+use crate::render::{output, write_atomic};
+use crate::workload::Workload;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// `--format` of `keys`: records only (a table of hex words helps nobody).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum KeysFormat {
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct KeysArgs {
+    /// Key set: perf, aslr, pages, stride:N, inode, sparse, random, trace:FILE.
+    #[arg(long, value_name = "NAME", default_value = "perf")]
+    workload: String,
+    /// Number of distinct keys (default: perf 245760, trace: all its keys, others 262144).
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    keys: Option<u64>,
+    /// Seed of the workload generator.
+    #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
+    seed: u64,
+    /// Output format: csv (columns kind,w0,w1,offset) or json.
+    #[arg(long, value_enum, default_value_t = KeysFormat::Csv)]
+    format: KeysFormat,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct KeyRecord {
+    kind: &'static str,
+    w0: String,
+    w1: String,
+    offset: u32,
+}
+
+fn record(k: &FutexKey) -> KeyRecord {
+    KeyRecord {
+        kind: match k.kind() {
+            KeyKind::Private => "private",
+            KeyKind::SharedAnon => "anon",
+            KeyKind::Inode => "inode",
+        },
+        w0: format!("{:#x}", k.w0()),
+        w1: format!("{:#x}", k.w1()),
+        offset: k.offset(),
+    }
+}
+
+pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
+    if let Some(p) = &a.output {
+        args::check_output_path(p, "output")?;
+    }
+    let workload: Workload = a.workload.parse().map_err(CliError::usage)?;
+    if let Some(k) = a.keys
+        && (k == 0 || k > super::dist::MAX_KEYS)
+    {
+        return Err(CliError::Usage(format!(
+            "--keys '{k}' must be between 1 and {}",
+            super::dist::MAX_KEYS
+        )));
+    }
+    let set = workload
+        .generate(a.keys.map(|k| k as usize), a.seed)
+        .map_err(CliError::usage)?;
+    let records: Vec<KeyRecord> = set.keys.iter().map(record).collect();
+    let text = match a.format {
+        KeysFormat::Csv => output::to_csv(&records).map_err(|e| e.to_string()),
+        KeysFormat::Json => output::to_json(&records).map_err(|e| e.to_string()),
+    }
+    .map_err(CliError::Runtime)?;
+    write_atomic(a.output.as_deref(), text.as_bytes()).map_err(|e| {
+        CliError::Runtime(format!(
+            "cannot write output '{}': {e}",
+            a.output
+                .as_ref()
+                .map_or("stdout".into(), |p| p.display().to_string())
+        ))
+    })
+}
