@@ -69,7 +69,7 @@ fn uses(text: &str) -> Vec<String> {
             if !name.is_empty() {
                 v.push(name);
             }
-            rest = &tail[..];
+            rest = tail;
         }
     }
     v
