@@ -1,0 +1,473 @@
+//! Hashers from outside the crate (`so:`, `c:`), `check`, `keys` and `dist --hashes`, as a
+//! user runs them. Expected values come from the key/hasher contract (docs/hashers.md §5),
+//! from the built-in hasher the C code must equal, or from an independent Python
+//! implementation of jhash2.
+
+mod common;
+use common::futexhash;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(p)
+        .display()
+        .to_string()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fh-hashers-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs with a private compile cache, so tests neither share nor leave state.
+fn futexhash_cached(args: &[&str], cache: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .env("FUTEXHASH_CACHE_DIR", cache)
+        .output()
+        .expect("run futexhash")
+}
+
+/// Keys of all three kinds from a small LCG (not the crate's generator).
+fn random_keys(n: usize) -> Vec<String> {
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x
+    };
+    (0..n)
+        .map(|i| {
+            let (a, b) = (next(), next());
+            match i % 3 {
+                0 => format!("private:{:#x}:{:#x}", a, b & !3),
+                1 => format!("anon:{:#x}:{:#x}", a, b & !3),
+                _ => format!("inode:{}:{}:{}", a, b >> 12, (b & 0xffc) as u32),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_kernels_jhash2_in_c_is_bit_exact_with_the_builtin_via_c_and_so() {
+    let cache = tmpdir("exact");
+    let keys = random_keys(300);
+    let mut args = vec!["hash", "--algo", "jhash2"];
+    args.extend(keys.iter().map(String::as_str));
+    let builtin = futexhash(&args);
+    assert!(builtin.status.success(), "{}", stderr(&builtin));
+
+    let c_spec = format!("c:{}", repo("examples/hashers/jhash2.c"));
+    args[2] = &c_spec;
+    let c = futexhash_cached(&args, &cache);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert_eq!(stdout(&c), stdout(&builtin));
+
+    // The same source compiled by the test itself, loaded as a shared object.
+    let so = cache.join("mine.so");
+    let cc = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(repo("examples/hashers/jhash2.c"))
+        .status()
+        .expect("cc");
+    assert!(cc.success());
+    let so_spec = format!("so:{}", so.display());
+    args[2] = &so_spec;
+    let s = futexhash_cached(&args, &cache);
+    assert!(s.status.success(), "{}", stderr(&s));
+    assert_eq!(stdout(&s), stdout(&builtin));
+
+    // The private hash's symbol equals jhash2-addr; the spec's vectors (hashers.md §5).
+    let priv_spec = format!("mine-addr=so:{}:futex_hash_private", so.display());
+    let v = futexhash_cached(
+        &[
+            "hash",
+            "--algo",
+            &priv_spec,
+            "--format",
+            "json",
+            "private:0xffff888012345600:0x7f0000001010",
+            "private:0xffff888100000000:0x7ffc00000000",
+        ],
+        &cache,
+    );
+    assert!(v.status.success(), "{}", stderr(&v));
+    let j: serde_json::Value = serde_json::from_slice(&v.stdout).unwrap();
+    assert_eq!(j[0]["algo"], "mine-addr");
+    assert_eq!(j[0]["hash"], 0x1ba1298d);
+    assert_eq!(j[1]["hash"], 0xee62b950u32);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn check_passes_jhash2_and_fails_the_w0_skipping_bug() {
+    let cache = tmpdir("check");
+    let good = format!("c:{}", repo("examples/hashers/jhash2.c"));
+    let o = futexhash_cached(
+        &[
+            "check", "--algo", &good, "--keys", "16384", "--format", "json",
+        ],
+        &cache,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(rows.as_array().unwrap().len() >= 15);
+
+    let bad = format!("c:{}", repo("examples/hashers/unbreak_bug.c"));
+    let o = futexhash_cached(
+        &[
+            "check", "--algo", &bad, "--keys", "16384", "--format", "json",
+        ],
+        &cache,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let verdict = |c: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["check"] == c)
+            .unwrap_or_else(|| panic!("no row {c}"))["verdict"]
+            .clone()
+    };
+    assert_eq!(verdict("property:w0-bits"), "fail");
+    assert_eq!(verdict("dist:inode:mask"), "fail");
+    assert_eq!(verdict("property:w1-bits"), "pass");
+
+    // Reference vectors: the spec's, right for the kernel hash, wrong for the bug.
+    let vectors = cache.join("v.csv");
+    std::fs::write(
+        &vectors,
+        "key,hash\nprivate:0xffff888012345600:0x7f0000001010,0x9aa839a9\ninode:1:0:0x10,0xe5878c77\n",
+    )
+    .unwrap();
+    let v = vectors.display().to_string();
+    let o = futexhash_cached(
+        &["check", "--algo", &good, "--vectors", &v, "--keys", "4096"],
+        &cache,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("2 of 2 vectors match"));
+    let o = futexhash_cached(
+        &["check", "--algo", &bad, "--vectors", &v, "--keys", "4096"],
+        &cache,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn dist_fails_the_w0_bug_on_inode_keys_and_model_bench_runs_a_c_hash() {
+    let cache = tmpdir("dist");
+    let bad = format!("c:{}", repo("examples/hashers/unbreak_bug.c"));
+    let o = futexhash_cached(
+        &[
+            "dist",
+            "--algo",
+            &format!("{bad},jhash2"),
+            "--workload",
+            "inode",
+            "--keys",
+            "16384",
+            "--buckets",
+            "1024",
+            "--format",
+            "json",
+        ],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let by = |a: &str| {
+        recs.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["algo"] == a)
+            .unwrap()["verdict"]
+            .clone()
+    };
+    assert_eq!(by("futex_hash"), "fail");
+    assert_eq!(by("jhash2"), "pass");
+
+    let good = format!("cjhash=c:{}", repo("examples/hashers/jhash2.c"));
+    let o = futexhash_cached(
+        &[
+            "bench",
+            "--backend",
+            "model",
+            "--algo",
+            &good,
+            "-t",
+            "1",
+            "-r",
+            "0.1",
+            "-b",
+            "16",
+            "--format",
+            "json",
+        ],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(recs[0]["algo"], "cjhash");
+    assert!(recs[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// jhash2 (lookup3 `hashword`, as include/linux/jhash.h) written independently in Python.
+const PY_JHASH2: &str = r#"
+import csv, sys
+M = 0xffffffff
+def rol(x, k): return ((x << k) | (x >> (32 - k))) & M
+def jhash2(k, initval):
+    a = b = c = (0xdeadbeef + (len(k) << 2) + initval) & M
+    i, n = 0, len(k)
+    while n > 3:
+        a = (a + k[i]) & M; b = (b + k[i+1]) & M; c = (c + k[i+2]) & M
+        a = (a - c) & M; a ^= rol(c, 4);  c = (c + b) & M
+        b = (b - a) & M; b ^= rol(a, 6);  a = (a + c) & M
+        c = (c - b) & M; c ^= rol(b, 8);  b = (b + a) & M
+        a = (a - c) & M; a ^= rol(c, 16); c = (c + b) & M
+        b = (b - a) & M; b ^= rol(a, 19); a = (a + c) & M
+        c = (c - b) & M; c ^= rol(b, 4);  b = (b + a) & M
+        n -= 3; i += 3
+    if n == 3: c = (c + k[i+2]) & M
+    if n >= 2: b = (b + k[i+1]) & M
+    if n >= 1:
+        a = (a + k[i]) & M
+        c ^= b; c = (c - rol(b, 14)) & M
+        a ^= c; a = (a - rol(c, 11)) & M
+        b ^= a; b = (b - rol(a, 25)) & M
+        c ^= b; c = (c - rol(b, 16)) & M
+        a ^= c; a = (a - rol(c, 4)) & M
+        b ^= a; b = (b - rol(a, 14)) & M
+        c ^= b; c = (c - rol(b, 24)) & M
+    return c
+r = csv.DictReader(open(sys.argv[1]))
+w = csv.writer(sys.stdout)
+w.writerow(["w0", "w1", "offset", "hash"])
+for row in r:
+    w0, w1, off = int(row["w0"], 16), int(row["w1"], 16), int(row["offset"])
+    words = [w0 & M, w0 >> 32, w1 & M, w1 >> 32]
+    w.writerow([row["w0"], row["w1"], off, "0x%08x" % jhash2(words, off)])
+"#;
+
+#[test]
+fn keys_hashed_by_python_give_the_builtin_collision_counts() {
+    let dir = tmpdir("roundtrip");
+    let keys = dir.join("keys.csv");
+    let o = futexhash(&[
+        "keys",
+        "--workload",
+        "aslr",
+        "--keys",
+        "20000",
+        "--output",
+        keys.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&keys).unwrap();
+    assert!(text.starts_with("kind,w0,w1,offset\n"), "{}", &text[..40]);
+    assert_eq!(text.lines().count(), 20001);
+
+    let script = dir.join("jhash2.py");
+    std::fs::write(&script, PY_JHASH2).unwrap();
+    let py = Command::new("python3")
+        .arg(&script)
+        .arg(&keys)
+        .output()
+        .expect("python3");
+    assert!(py.status.success(), "{}", stderr(&py));
+    let hashes = dir.join("py-jhash2.csv");
+    std::fs::write(&hashes, &py.stdout).unwrap();
+
+    let theirs = futexhash(&[
+        "dist",
+        "--hashes",
+        hashes.to_str().unwrap(),
+        "--buckets",
+        "16..65536",
+        "--reduce",
+        "both",
+        "--format",
+        "json",
+    ]);
+    assert!(theirs.status.success(), "{}", stderr(&theirs));
+    let ours = futexhash(&[
+        "dist",
+        "--algo",
+        "jhash2",
+        "--workload",
+        "aslr",
+        "--keys",
+        "20000",
+        "--buckets",
+        "16..65536",
+        "--reduce",
+        "both",
+        "--format",
+        "json",
+    ]);
+    let t: serde_json::Value = serde_json::from_slice(&theirs.stdout).unwrap();
+    let o: serde_json::Value = serde_json::from_slice(&ours.stdout).unwrap();
+    let (t, o) = (t.as_array().unwrap(), o.as_array().unwrap());
+    assert_eq!(t.len(), o.len());
+    for (a, b) in t.iter().zip(o) {
+        assert_eq!(a["algo"], "py-jhash2");
+        assert_eq!(a["keys"], 20000);
+        for f in [
+            "buckets",
+            "reduce",
+            "collisions",
+            "empty",
+            "max_load",
+            "verdict",
+        ] {
+            assert_eq!(a[f], b[f], "{f} at {}", b["buckets"]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Flips the ELF class byte of a 64-bit shared object: a 32-bit object for dlopen.
+fn wrong_class_copy(so: &Path, out: &Path) {
+    let mut b = std::fs::read(so).unwrap();
+    assert_eq!(&b[..4], b"\x7fELF");
+    b[4] = 1; // EI_CLASS = ELFCLASS32
+    std::fs::write(out, b).unwrap();
+}
+
+#[test]
+fn bad_external_hashers_exit_2_with_one_line_naming_them() {
+    let dir = tmpdir("bad");
+    let so = dir.join("ok.so");
+    assert!(
+        Command::new("cc")
+            .args(["-O2", "-shared", "-fPIC", "-o"])
+            .arg(&so)
+            .arg(repo("examples/hashers/jhash2.c"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let wrong = dir.join("wrong-arch.so");
+    wrong_class_copy(&so, &wrong);
+    let text = dir.join("notes.so");
+    std::fs::write(&text, "not an ELF file\n").unwrap();
+    let broken_c = dir.join("broken.c");
+    std::fs::write(&broken_c, "uint32_t futex_hash(oops\n").unwrap();
+    let vectors = dir.join("bad-vectors.csv");
+    std::fs::write(&vectors, "key,hash\ninode:1:0:0x10,0xe5878c77\ninode:1:0\n").unwrap();
+    let d = |p: &Path| p.display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "hash".into(),
+                "--algo".into(),
+                format!("so:{}/none.so", d(&dir)),
+                "inode:1:0:0".into(),
+            ],
+            "none.so",
+        ),
+        (
+            vec![
+                "hash".into(),
+                "--algo".into(),
+                format!("so:{}:nosuch", d(&so)),
+                "inode:1:0:0".into(),
+            ],
+            "nosuch",
+        ),
+        (
+            vec![
+                "hash".into(),
+                "--algo".into(),
+                format!("so:{}", d(&wrong)),
+                "inode:1:0:0".into(),
+            ],
+            "wrong-arch.so",
+        ),
+        (
+            vec![
+                "hash".into(),
+                "--algo".into(),
+                format!("so:{}", d(&text)),
+                "inode:1:0:0".into(),
+            ],
+            "notes.so",
+        ),
+        (
+            vec![
+                "hash".into(),
+                "--algo".into(),
+                format!("c:{}", d(&broken_c)),
+                "inode:1:0:0".into(),
+            ],
+            "broken.c",
+        ),
+        (
+            vec![
+                "dist".into(),
+                "--algo".into(),
+                format!("c:{}/missing.c", d(&dir)),
+            ],
+            "missing.c",
+        ),
+        (
+            vec![
+                "check".into(),
+                "--algo".into(),
+                "jhash2".into(),
+                "--vectors".into(),
+                d(&vectors),
+            ],
+            "line 3",
+        ),
+        (
+            vec![
+                "dist".into(),
+                "--hashes".into(),
+                format!("{}/none.csv", d(&dir)),
+            ],
+            "none.csv",
+        ),
+    ];
+    for (args, needle) in cases {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = futexhash_cached(&a, &dir.join("cache"));
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // No C compiler.
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "hash",
+            "--algo",
+            &format!("c:{}", repo("examples/hashers/jhash2.c")),
+            "inode:1:0:0",
+        ])
+        .env("FUTEXHASH_CACHE_DIR", dir.join("empty-cache"))
+        .env("CC", "/nonexistent/cc")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/cc"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
