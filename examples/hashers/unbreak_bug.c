@@ -1,7 +1,7 @@
 /*
  * A deliberately flawed futex hash: the bug fixed in 2020 by "futex: Unbreak futex
- * hashing" (commit 8d67743653dc, Linux 5.6). After the key layout changed, the hash
- * started at the wrong field and skipped the key's leading 64 bits (w0: the mm pointer, or
+ * hashing". After the key layout changed, the hash started at the wrong field and
+ * skipped the key's leading 64 bits (w0: the mm pointer, or
  * the inode sequence number of a shared file mapping), so every file's futexes at the same
  * page offset land in the same bucket. futexhash shows both failures:
  *
