@@ -2,8 +2,8 @@
 //! §3 in both scopes, looked up by name. A `Builtin` is static dispatch (one `match` per
 //! call, hoisted out of loops by [`KeyHasher::hash_many`] and [`with_hasher!`]).
 //!
-//! Adding a built-in: a variant below, a line in [`Builtin::build`], its name in
-//! [`ALGORITHMS`], and the arm in [`with_hasher!`].
+//! Adding a built-in: one file with the struct and its `KeyHasher` impl, one line in the
+//! `registry!` invocation below and its arm in `with_builtin!` beside it.
 
 use super::{
     Crc32, Crc32c, HalfSipHash13, HashKey, HashLong, Hsiphash, Jhash2, KeyHasher, Scope,
@@ -13,35 +13,87 @@ use crate::key::FutexKey;
 use std::fmt;
 use std::sync::Arc;
 
-/// Every built-in algorithm, in registry order.
-pub const ALGORITHMS: [&str; 11] = [
-    "jhash2",
-    "xxhash",
-    "xxh32",
-    "xxh3",
-    "hash_long",
-    "hash_long_old",
-    "crc32",
-    "crc32c",
-    "siphash",
-    "hsiphash",
-    "hsiphash32",
-];
+/// Declares the built-ins: for each, its name, an enum variant, the struct and how to build
+/// it for a scope and key. Generates [`Builtin`], [`ALGORITHMS`], the name table and
+/// `Builtin::build`.
+macro_rules! registry {
+    ($( $name:literal => $variant:ident($ty:ty) = |$scope:ident, $key:ident| $make:expr; )*) => {
+        /// A built-in hasher; static dispatch by `match`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[allow(missing_docs)]
+        pub enum Builtin {
+            $( $variant($ty), )*
+        }
 
-/// `[full, addr]` names of each of [`ALGORITHMS`], in the same order.
-const NAMES: [[&str; 2]; 11] = [
-    ["jhash2", "jhash2-addr"],
-    ["xxhash", "xxhash-addr"],
-    ["xxh32", "xxh32-addr"],
-    ["xxh3", "xxh3-addr"],
-    ["hash_long", "hash_long-addr"],
-    ["hash_long_old", "hash_long_old-addr"],
-    ["crc32", "crc32-addr"],
-    ["crc32c", "crc32c-addr"],
-    ["siphash", "siphash-addr"],
-    ["hsiphash", "hsiphash-addr"],
-    ["hsiphash32", "hsiphash32-addr"],
-];
+        /// Every built-in algorithm, in registry order.
+        pub const ALGORITHMS: &[&str] = &[$( $name ),*];
+
+        /// `[full, addr]` names of each of [`ALGORITHMS`], in the same order.
+        const NAMES: &[[&str; 2]] = &[$( [$name, concat!($name, "-addr")] ),*];
+
+        impl Builtin {
+            fn build(alg: &str, scope: Scope, key: HashKey) -> Option<Self> {
+                match alg {
+                    $( $name => {
+                        let ($scope, $key) = (scope, key);
+                        let _ = $key;
+                        Some(Builtin::$variant($make))
+                    } )*
+                    _ => None,
+                }
+            }
+
+            /// Index of the algorithm in [`ALGORITHMS`].
+            fn index(&self) -> usize {
+                let mut i = 0;
+                $(
+                    if matches!(self, Builtin::$variant(_)) {
+                        return i;
+                    }
+                    i += 1;
+                )*
+                unreachable!("{i} variants")
+            }
+        }
+
+    };
+}
+
+// Adding a built-in: its file in this directory, one line here, and its arm in
+// `with_builtin!` below (the match is exhaustive: the compiler points at it).
+registry! {
+    "jhash2" => Jhash2(Jhash2) = |scope, key| Jhash2 { scope };
+    "xxhash" => Xxhash(Xxhash) = |scope, key| Xxhash { scope };
+    "xxh32" => Xxh32(Xxh32) = |scope, key| Xxh32 { scope };
+    "xxh3" => Xxh3(Xxh3) = |scope, key| Xxh3 { scope };
+    "hash_long" => HashLong(HashLong) = |scope, key| HashLong::new(scope);
+    "hash_long_old" => HashLongOld(HashLong) = |scope, key| HashLong::old(scope);
+    "crc32" => Crc32(Crc32) = |scope, key| Crc32 { scope };
+    "crc32c" => Crc32c(Crc32c) = |scope, key| Crc32c { scope };
+    "siphash" => SipHash24(SipHash24) = |scope, key| SipHash24 { scope, key };
+    "hsiphash" => Hsiphash(Hsiphash) = |scope, key| Hsiphash { scope, key };
+    "hsiphash32" => HalfSipHash13(HalfSipHash13) = |scope, key| HalfSipHash13 { scope, key };
+}
+
+/// Runs `$body` with `$h` bound to the concrete hasher inside a `&Builtin`.
+#[macro_export]
+macro_rules! with_builtin {
+    ($b:expr, $h:ident => $body:expr) => {
+        match $b {
+            $crate::hashers::Builtin::Jhash2($h) => $body,
+            $crate::hashers::Builtin::Xxhash($h) => $body,
+            $crate::hashers::Builtin::Xxh32($h) => $body,
+            $crate::hashers::Builtin::Xxh3($h) => $body,
+            $crate::hashers::Builtin::HashLong($h) => $body,
+            $crate::hashers::Builtin::HashLongOld($h) => $body,
+            $crate::hashers::Builtin::Crc32($h) => $body,
+            $crate::hashers::Builtin::Crc32c($h) => $body,
+            $crate::hashers::Builtin::SipHash24($h) => $body,
+            $crate::hashers::Builtin::Hsiphash($h) => $body,
+            $crate::hashers::Builtin::HalfSipHash13($h) => $body,
+        }
+    };
+}
 
 /// The eight columns of the seed thread's table, in its order.
 pub const SEED_EIGHT: [&str; 8] = [
@@ -54,22 +106,6 @@ pub const SEED_EIGHT: [&str; 8] = [
     "siphash",
     "hsiphash",
 ];
-
-/// A built-in hasher; static dispatch by `match`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Builtin {
-    Jhash2(Jhash2),
-    Xxhash(Xxhash),
-    Xxh32(Xxh32),
-    Xxh3(Xxh3),
-    HashLong(HashLong),
-    Crc32(Crc32),
-    Crc32c(Crc32c),
-    SipHash24(SipHash24),
-    Hsiphash(Hsiphash),
-    HalfSipHash13(HalfSipHash13),
-}
 
 /// Runs `$body` with `$h` bound to the hasher behind `$any` (anything implementing
 /// `KeyHasher`): the concrete built-in type when it is one (so the body monomorphises and
@@ -87,25 +123,6 @@ macro_rules! with_hasher {
             }
         }
     }};
-}
-
-/// Runs `$body` with `$h` bound to the concrete hasher inside a `&Builtin`.
-#[macro_export]
-macro_rules! with_builtin {
-    ($b:expr, $h:ident => $body:expr) => {
-        match $b {
-            $crate::hashers::Builtin::Jhash2($h) => $body,
-            $crate::hashers::Builtin::Xxhash($h) => $body,
-            $crate::hashers::Builtin::Xxh32($h) => $body,
-            $crate::hashers::Builtin::Xxh3($h) => $body,
-            $crate::hashers::Builtin::HashLong($h) => $body,
-            $crate::hashers::Builtin::Crc32($h) => $body,
-            $crate::hashers::Builtin::Crc32c($h) => $body,
-            $crate::hashers::Builtin::SipHash24($h) => $body,
-            $crate::hashers::Builtin::Hsiphash($h) => $body,
-            $crate::hashers::Builtin::HalfSipHash13($h) => $body,
-        }
-    };
 }
 
 /// The name given to [`Builtin::by_name`] is not a built-in hasher.
@@ -151,23 +168,6 @@ pub fn all_builtins(key: HashKey) -> Vec<Builtin> {
 }
 
 impl Builtin {
-    fn build(alg: &str, scope: Scope, key: HashKey) -> Option<Self> {
-        Some(match alg {
-            "jhash2" => Builtin::Jhash2(Jhash2 { scope }),
-            "xxhash" => Builtin::Xxhash(Xxhash { scope }),
-            "xxh32" => Builtin::Xxh32(Xxh32 { scope }),
-            "xxh3" => Builtin::Xxh3(Xxh3 { scope }),
-            "hash_long" => Builtin::HashLong(HashLong::new(scope)),
-            "hash_long_old" => Builtin::HashLong(HashLong::old(scope)),
-            "crc32" => Builtin::Crc32(Crc32 { scope }),
-            "crc32c" => Builtin::Crc32c(Crc32c { scope }),
-            "siphash" => Builtin::SipHash24(SipHash24 { scope, key }),
-            "hsiphash" => Builtin::Hsiphash(Hsiphash { scope, key }),
-            "hsiphash32" => Builtin::HalfSipHash13(HalfSipHash13 { scope, key }),
-            _ => return None,
-        })
-    }
-
     /// Looks a built-in up by registry name (`jhash2`, `jhash2-addr`, …).
     pub fn by_name(name: &str, key: HashKey) -> Result<Self, UnknownHasher> {
         let (alg, scope) = match name.strip_suffix("-addr") {
@@ -184,27 +184,14 @@ impl Builtin {
 
     /// The registry name with a `'static` lifetime (the built-ins' names are constants).
     pub fn static_name(&self) -> &'static str {
-        let alg = match self {
-            Builtin::Jhash2(_) => 0,
-            Builtin::Xxhash(_) => 1,
-            Builtin::Xxh32(_) => 2,
-            Builtin::Xxh3(_) => 3,
-            Builtin::HashLong(h) if h.multiplier == super::GOLDEN_RATIO_64 => 4,
-            Builtin::HashLong(_) => 5,
-            Builtin::Crc32(_) => 6,
-            Builtin::Crc32c(_) => 7,
-            Builtin::SipHash24(_) => 8,
-            Builtin::Hsiphash(_) => 9,
-            Builtin::HalfSipHash13(_) => 10,
-        };
-        NAMES[alg][usize::from(self.scope() == Scope::Addr)]
+        NAMES[self.index()][usize::from(self.scope() == Scope::Addr)]
     }
 
     /// Whether any single-bit change of the hashed input changes the output, which the
     /// property tests demand of mixing and keyed hashers. `hash_long` is a multiply that
     /// keeps 32 of 64 bits, not a mixer.
     pub fn is_mixing(&self) -> bool {
-        !matches!(self, Builtin::HashLong(_))
+        !matches!(self, Builtin::HashLong(_) | Builtin::HashLongOld(_))
     }
 }
 
