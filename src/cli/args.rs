@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, clap::Args)]
 pub struct OutputArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, default_value = "table", value_parser = clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(Format::NAMES), |s| s.parse::<Format>().expect("a listed format")))]
     pub format: Format,
     /// Write to FILE (atomically: whole or not at all) instead of stdout.
     #[arg(long, value_name = "FILE")]

@@ -6,8 +6,8 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
 
-/// `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+/// An output format (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Format {
     /// Human-readable table, pasteable into a mailing-list post.
     #[default]
@@ -16,6 +16,26 @@ pub enum Format {
     Csv,
     /// One JSON array of flat objects.
     Json,
+}
+
+impl Format {
+    /// Every format's name, in the order help text lists them.
+    pub const NAMES: [&'static str; 3] = ["table", "csv", "json"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            _ => Err(format!(
+                "unknown format '{s}'; valid: {}",
+                Format::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 /// A text table with right-aligned cells, drawn like the tables of the seed threads.

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What each thread does to its futex words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
     /// `perf bench futex hash`: wait with a wrong expected value; fails with EAGAIN.
