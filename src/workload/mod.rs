@@ -23,6 +23,7 @@
 //! bits of page randomness; the stack top has 22 bits of page randomness. `mm` pointers are
 //! direct-map kernel addresses (`0xffff888…`), slab objects aligned to 64 bytes.
 
+pub mod capture;
 pub mod hashes;
 pub mod trace;
 
