@@ -80,5 +80,10 @@ pub(super) fn run(a: CaptureArgs) -> Result<(), CliError> {
             .as_ref()
             .map_or(String::new(), |p| format!("; wrote {}", p.display()))
     );
+    if s.reason == "signal" {
+        // Interrupted: what was captured is written; exit as an interrupted program does
+        // (128 + SIGINT), like the other subcommands' interrupt handling.
+        std::process::exit(130);
+    }
     Ok(())
 }

@@ -15,6 +15,7 @@ mod keys;
 mod list;
 mod report;
 mod sim;
+mod sim_trace;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
