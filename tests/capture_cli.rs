@@ -318,3 +318,98 @@ fn bad_input_is_refused_before_any_work() {
     assert!(!cap.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn checked_in_captures_go_through_dist_and_sim() {
+    // Runs everywhere (no bpftrace needed). The expectation is counted here from the file:
+    // distinct (mm, uaddr, private) words of the `futex` lines, and all their words.
+    let file = "data/traces/sort-parallel.fxc";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let mut distinct = BTreeSet::new();
+    let mut words = 0u64;
+    for l in text.lines().filter(|l| l.starts_with("futex ")) {
+        let f: Vec<&str> = l.split(' ').collect();
+        let op: u32 = f[5].parse().unwrap();
+        let mut ws = vec![f[6]];
+        if [3, 4, 5, 11, 12].contains(&(op & 127)) {
+            ws.push(f[9]);
+        }
+        for w in ws {
+            distinct.insert((f[4].to_string(), w.to_string(), op & 128));
+            words += 1;
+        }
+    }
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("futex_") || l.starts_with("v "))
+    );
+    let w = format!("trace:{file}");
+    for (weight, want) in [("keys", distinct.len() as u64), ("ops", words)] {
+        let out = common::futexhash(&[
+            "dist",
+            "--algo",
+            "all",
+            "--buckets",
+            "64",
+            "--workload",
+            &w,
+            "--weight",
+            weight,
+            "--format",
+            "json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for r in v.as_array().unwrap() {
+            assert_eq!(r["keys"], want, "{weight}: {r}");
+            assert_eq!(r["weight"], weight);
+        }
+    }
+    let out = common::futexhash(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        &w,
+        "-b",
+        "0,2,16",
+        "--think-scale",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 3);
+    let calls = text.lines().filter(|l| l.starts_with("futex ")).count() as u64;
+    for r in recs {
+        assert_eq!(r["ops"], calls);
+        assert_eq!(r["think"], "captured");
+        assert!(r["contended_pct"].as_f64().unwrap() >= 0.0);
+    }
+    // Two slots per process contend more than the global hash.
+    assert!(recs[1]["contended_pct"].as_f64() > recs[0]["contended_pct"].as_f64());
+    let bad = common::futexhash(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        &w,
+        "-t",
+        "4",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = common::futexhash(&["dist", "--weight", "ops", "--workload", "perf"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("trace:FILE"));
+}
