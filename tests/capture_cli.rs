@@ -413,3 +413,31 @@ fn checked_in_captures_go_through_dist_and_sim() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("trace:FILE"));
 }
+
+#[test]
+fn print_script_shows_the_program_without_running_it() {
+    let out = common::futexhash(&[
+        "capture",
+        "--print-script",
+        "-p",
+        &std::process::id().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains(&format!("@f[{}] = 1;", std::process::id())),
+        "{s}"
+    );
+    assert!(s.contains("tracepoint:syscalls:sys_enter_futex /@f[pid]/"));
+    assert!(s.contains("kretprobe:get_futex_key"));
+    let out = common::futexhash(&["capture", "--print-script", "--no-kernel-key", "--", "true"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("@f[0] = 1;") && !s.contains("get_futex_key"),
+        "{s}"
+    );
+}

@@ -24,6 +24,10 @@ pub(super) struct CaptureArgs {
     /// Only the syscall tracepoints, even where kernel-key probes would work.
     #[arg(long)]
     no_kernel_key: bool,
+    /// Print the bpftrace program (with the kernel-key probes unless --no-kernel-key; a
+    /// command's root pid as 0) and exit, without running anything.
+    #[arg(long)]
+    print_script: bool,
     /// The command to start and trace (after `--`), with its whole process tree.
     #[arg(last = true, value_name = "CMD", num_args = 1..)]
     command: Vec<OsString>,
@@ -59,6 +63,23 @@ pub(super) fn run(a: CaptureArgs) -> Result<(), CliError> {
         None => Target::Command(a.command),
     };
     run::check_target(&target).map_err(map_err)?;
+    if a.print_script {
+        let syscalls = crate::capture::script::detect_features()
+            .map(|f| f.syscalls)
+            .unwrap_or_else(|_| crate::capture::Syscall::ALL.to_vec());
+        let root = match target {
+            Target::Pid(p) => p,
+            Target::Command(_) => 0,
+        };
+        let path = if a.no_kernel_key {
+            crate::capture::ProbePath::Tracepoint
+        } else {
+            crate::capture::ProbePath::Kprobe
+        };
+        let text = crate::capture::script::generate(&syscalls, &[root], path);
+        return crate::render::write_atomic(a.output.as_deref(), text.as_bytes())
+            .map_err(|e| CliError::Usage(format!("cannot write the script: {e}")));
+    }
     let opts = CaptureOptions {
         target,
         seconds,
