@@ -54,9 +54,15 @@ pub const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/t
 
 /// Looks at tracefs and kallsyms (no BPF involved). `Err` says what is missing.
 pub fn detect_features() -> Result<KernelFeatures, String> {
-    let root = TRACEFS_DIRS
+    let dirs: Vec<&Path> = TRACEFS_DIRS.iter().map(Path::new).collect();
+    detect_features_in(&dirs, Path::new("/proc/kallsyms"))
+}
+
+/// [`detect_features`] with the tracefs candidates and the kallsyms file given.
+pub fn detect_features_in(tracefs: &[&Path], kallsyms: &Path) -> Result<KernelFeatures, String> {
+    let root = tracefs
         .iter()
-        .map(Path::new)
+        .copied()
         .find(|d| d.join("events").is_dir())
         .ok_or_else(|| {
             "tracefs is not mounted (no /sys/kernel/tracing/events): bpftrace needs it for \
@@ -91,10 +97,10 @@ pub fn detect_features() -> Result<KernelFeatures, String> {
     let no_kernel_key = if !root.join("kprobe_events").exists() {
         Some("no kprobe_events in tracefs (CONFIG_KPROBE_EVENTS)".to_string())
     } else {
-        match std::fs::read_to_string("/proc/kallsyms") {
+        match std::fs::read_to_string(kallsyms) {
             Ok(s) if s.lines().any(|l| l.ends_with(" get_futex_key")) => None,
             Ok(_) => Some("get_futex_key is not in /proc/kallsyms (inlined?)".into()),
-            Err(e) => Some(format!("cannot read /proc/kallsyms: {e}")),
+            Err(e) => Some(format!("cannot read {}: {e}", kallsyms.display())),
         }
     };
     Ok(KernelFeatures {
@@ -174,6 +180,38 @@ pub fn generate(syscalls: &[Syscall], roots: &[u32], path: ProbePath) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn features_are_read_from_tracefs_and_kallsyms() {
+        let d = std::env::temp_dir().join(format!("futexhash-tracefs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let ks = d.join("kallsyms");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(&ks, "ffffffff814494a0 T get_futex_key\n").unwrap();
+        let e = detect_features_in(&[&d], &ks).unwrap_err();
+        assert!(e.contains("tracefs is not mounted"), "{e}");
+        let ev = d.join("events");
+        std::fs::create_dir_all(ev.join("syscalls/sys_enter_futex_waitv")).unwrap();
+        let e = detect_features_in(&[&d], &ks).unwrap_err();
+        assert!(
+            e.contains("sys_enter_futex") && e.contains("CONFIG_FTRACE_SYSCALLS"),
+            "{e}"
+        );
+        std::fs::create_dir_all(ev.join("syscalls/sys_enter_futex")).unwrap();
+        let e = detect_features_in(&[&d], &ks).unwrap_err();
+        assert!(e.contains("sched_process_fork"), "{e}");
+        std::fs::create_dir_all(ev.join("sched/sched_process_fork")).unwrap();
+        std::fs::create_dir_all(ev.join("sched/sched_process_exit")).unwrap();
+        let f = detect_features_in(&[&d], &ks).unwrap();
+        assert_eq!(f.syscalls, vec![Syscall::Futex, Syscall::FutexWaitv]);
+        assert!(f.no_kernel_key.unwrap().contains("kprobe_events"));
+        std::fs::write(d.join("kprobe_events"), "").unwrap();
+        assert_eq!(detect_features_in(&[&d], &ks).unwrap().no_kernel_key, None);
+        std::fs::write(&ks, "ffffffff81000000 T other\n").unwrap();
+        let f = detect_features_in(&[&d], &ks).unwrap();
+        assert!(f.no_kernel_key.unwrap().contains("inlined"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn script_names_every_probe_and_root() {
