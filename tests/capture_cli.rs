@@ -409,6 +409,27 @@ fn checked_in_captures_go_through_dist_and_sim() {
         "4",
     ]);
     assert_eq!(bad.status.code(), Some(2));
+    for (args, needle) in [
+        (vec!["--think-scale", "-1"], "-1"),
+        (
+            vec!["--think-scale", "2", "--workload", "hash"],
+            "trace:FILE",
+        ),
+        (vec!["--workload", "trace:/no/such.fxc"], "/no/such.fxc"),
+    ] {
+        let mut all = vec!["sim", "--profile", "seed-256cpu"];
+        if !args.contains(&"--workload") {
+            all.extend(["--workload", w.as_str()]);
+        }
+        all.extend(args.iter().copied());
+        let bad = common::futexhash(&all);
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(2), "{all:?}: {err}");
+        assert!(
+            err.contains(needle) && err.trim().lines().count() == 1,
+            "{all:?}: {err}"
+        );
+    }
     let bad = common::futexhash(&["dist", "--weight", "ops", "--workload", "perf"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("trace:FILE"));

@@ -16,7 +16,7 @@ pub(super) struct CaptureArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Stop after N seconds (fractions allowed); a started command is then terminated.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     seconds: Option<String>,
     /// Trace this running process and its descendants.
     #[arg(short = 'p', long, value_name = "PID", value_parser = args::number, conflicts_with = "command")]

@@ -96,7 +96,12 @@ struct SimRunArgs {
     workload: String,
     /// With --workload trace:FILE: factor on the captured think time between a thread's
     /// calls (1 = as captured, 0 = back to back).
-    #[arg(long, value_name = "X", default_value = "1")]
+    #[arg(
+        long,
+        value_name = "X",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
     think_scale: f64,
     /// With `--workload lock`: force every node's lock futex to hash to node 0 (all
     /// contenders share one bucket), as `futex_numa -N0` on both nodes.
@@ -301,6 +306,12 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     }
     let workload =
         <SimWorkload as clap::ValueEnum>::from_str(&a.workload, false).map_err(CliError::Usage)?;
+    if a.think_scale != 1.0 {
+        return Err(CliError::Usage(format!(
+            "--think-scale '{}' only applies to --workload trace:FILE",
+            a.think_scale
+        )));
+    }
     if matches!(workload, SimWorkload::Lock) {
         return run_lock(&a, &profile);
     }
