@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod fuzz_targets;

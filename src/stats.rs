@@ -464,6 +464,9 @@ pub struct DistRecord {
     /// Extra: `−log2` of the smallest p-value of the verdict tests after the Bonferroni
     /// correction for the run (0 = nothing unusual; capped at 1000).
     pub log2_p: f64,
+    /// Extra: what one unit of `keys` is: `keys` (each distinct key once) or `ops` (each
+    /// operation of a trace; [`weighted`]).
+    pub weight: &'static str,
 }
 
 impl DistRecord {
@@ -563,6 +566,7 @@ pub fn record_for(algo: &str, workload: &str, hist: &Histogram, exp: &Expectatio
         p_collisions,
         p_max_load,
         log2_p: 0.0,
+        weight: "keys",
     }
 }
 
@@ -738,3 +742,4 @@ pub fn diagnostics<H: KeyHasher + ?Sized>(hasher: &H, samples: usize, seed: u64)
 
 #[cfg(test)]
 mod tests;
+pub mod weighted;

@@ -6,6 +6,7 @@ use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher};
 use crate::render::plot::line_plot_svg;
 use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::stats::weighted::{WeightedNull, sweep_weighted};
 use crate::stats::{
     DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
     assign_verdicts, diagnostics, sweep, sweep_hashes,
@@ -25,6 +26,15 @@ pub(super) enum ReduceArg {
     Mask,
     High,
     Both,
+}
+
+/// `--weight`: what one unit of the distribution is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum WeightArg {
+    /// Each distinct key once.
+    Keys,
+    /// Each operation of a trace (call's uaddr, uaddr2, each futex_waitv entry) once.
+    Ops,
 }
 
 /// `--stat`: the statistic shown in table cells and plotted.
@@ -73,6 +83,10 @@ pub(super) struct DistArgs {
     /// Bucket reduction: mask (hash & (m-1), the kernel), high (top bits), or both.
     #[arg(long, value_enum, default_value_t = ReduceArg::Mask)]
     reduce: ReduceArg,
+    /// Count each distinct key once (keys) or each operation of a trace:FILE (ops: a key
+    /// named by N operations weighs N; see docs/dist.md).
+    #[arg(long, value_enum, default_value_t = WeightArg::Keys)]
+    weight: WeightArg,
     /// Statistic in the table cells and the plot.
     #[arg(long, value_enum, default_value_t = Stat::Collisions)]
     stat: Stat,
@@ -121,6 +135,12 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
         ReduceArg::Both => vec![Reduce::Mask, Reduce::High],
     };
     if let Some(path) = &a.hashes {
+        if a.weight == WeightArg::Ops {
+            return Err(CliError::Usage(
+                "--weight ops needs --workload trace:FILE, not --hashes (a hashes file has no operations)"
+                    .into(),
+            ));
+        }
         return run_hashes(&a, path, &buckets_sorted, &reduces);
     }
     let hashers = args::algo_list(&a.algo, a.hash_key)?;
@@ -138,6 +158,16 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     let keyset = workload
         .generate(a.keys.map(|k| k as usize), a.seed)
         .map_err(CliError::usage)?;
+    let weights = match (a.weight, &keyset.weights) {
+        (WeightArg::Keys, _) => None,
+        (WeightArg::Ops, Some(w)) => Some(w.as_slice()),
+        (WeightArg::Ops, None) => {
+            return Err(CliError::Usage(format!(
+                "--weight ops needs a trace workload (trace:FILE); '{}' has one operation per key",
+                a.workload
+            )));
+        }
+    };
     if let Some(note) = &keyset.note {
         eprintln!("futexhash: {note}");
     }
@@ -154,19 +184,32 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
             pb
         });
     let mut cache = ExpectationCache::default();
+    let mut null = WeightedNull::default();
     let mut records = Vec::new();
     for h in &hashers {
         if let Some(pb) = &progress {
             pb.set_message(h.name().to_string());
         }
-        records.extend(sweep(
-            h,
-            &wname,
-            keys,
-            &buckets_sorted,
-            &reduces,
-            &mut cache,
-        ));
+        match weights {
+            None => records.extend(sweep(
+                h,
+                &wname,
+                keys,
+                &buckets_sorted,
+                &reduces,
+                &mut cache,
+            )),
+            Some(w) => records.extend(sweep_weighted(
+                h,
+                &wname,
+                keys,
+                w,
+                &buckets_sorted,
+                &reduces,
+                &mut cache,
+                &mut null,
+            )),
+        }
         if let Some(pb) = &progress {
             pb.inc(1);
         }
@@ -294,11 +337,19 @@ fn table(
     buckets: &[u64],
     reduces: &[Reduce],
 ) -> String {
-    let mut out = format!(
-        "# {source}: {} distinct keys; cells: {}\n",
-        fmt_grouped(n as f64, 0),
-        stat_name(a.stat)
-    );
+    let mut out = match a.weight {
+        WeightArg::Keys => format!(
+            "# {source}: {} distinct keys; cells: {}\n",
+            fmt_grouped(n as f64, 0),
+            stat_name(a.stat)
+        ),
+        WeightArg::Ops => format!(
+            "# {source}: {} distinct keys weighted by {} operations (--weight ops: loads count operations); cells: {}\n",
+            fmt_grouped(n as f64, 0),
+            fmt_grouped(records.first().map_or(0, |r| r.keys) as f64, 0),
+            stat_name(a.stat)
+        ),
+    };
     let with_expected = records
         .first()
         .and_then(|r| expected_cell(a.stat, r))

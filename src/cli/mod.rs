@@ -7,6 +7,7 @@
 
 pub mod args;
 mod bench;
+mod capture;
 mod check;
 mod dist;
 mod hash;
@@ -14,6 +15,7 @@ mod keys;
 mod list;
 mod report;
 mod sim;
+mod sim_trace;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -51,6 +53,9 @@ enum Command {
     /// The whole evaluation: distribution, model and kernel throughput, simulation,
     /// written as DIR/report.md with SVG plots.
     Report(report::ReportArgs),
+    /// Record every futex system call of a command or process tree (bpftrace), with the
+    /// real mm: input for `--workload trace:FILE`.
+    Capture(capture::CaptureArgs),
 }
 
 /// Why a subcommand failed.
@@ -113,6 +118,7 @@ where
         Command::Dist(a) => dist::run(a),
         Command::Sim(a) => sim::run(*a),
         Command::Report(a) => report::run(a),
+        Command::Capture(a) => capture::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

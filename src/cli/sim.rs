@@ -90,9 +90,19 @@ struct SimRunArgs {
     /// Hashers (list, `seed` or `all`).
     #[arg(long, value_name = "LIST", default_value = "jhash2")]
     algo: String,
-    /// The loop each thread runs.
-    #[arg(long, value_enum, default_value_t = SimWorkload::Hash)]
-    workload: SimWorkload,
+    /// The loop each thread runs (hash, wake, lock), or trace:FILE to replay a captured
+    /// program's per-thread futex operations (see docs/sim.md, "Replaying a trace").
+    #[arg(long, value_name = "hash|wake|lock|trace:FILE", default_value = "hash", value_parser = super::sim_trace::workload_arg)]
+    workload: String,
+    /// With --workload trace:FILE: factor on the captured think time between a thread's
+    /// calls (1 = as captured, 0 = back to back).
+    #[arg(
+        long,
+        value_name = "X",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    think_scale: f64,
     /// With `--workload lock`: force every node's lock futex to hash to node 0 (all
     /// contenders share one bucket), as `futex_numa -N0` on both nodes.
     #[arg(long)]
@@ -281,7 +291,28 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         args::check_output_path(p, "plot")?;
     }
     let profile = resolve_profile(a.profile.as_deref().unwrap_or_default())?;
-    if matches!(a.workload, SimWorkload::Lock) {
+    if let Some(file) = a.workload.strip_prefix("trace:") {
+        return super::sim_trace::run(
+            &profile,
+            Path::new(file),
+            &super::sim_trace::TraceSimArgs {
+                threads_given: a.threads.is_some(),
+                buckets: &a.buckets,
+                algo: &a.algo,
+                think_scale: a.think_scale,
+                out: &a.out,
+            },
+        );
+    }
+    let workload =
+        <SimWorkload as clap::ValueEnum>::from_str(&a.workload, false).map_err(CliError::Usage)?;
+    if a.think_scale != 1.0 {
+        return Err(CliError::Usage(format!(
+            "--think-scale '{}' only applies to --workload trace:FILE",
+            a.think_scale
+        )));
+    }
+    if matches!(workload, SimWorkload::Lock) {
         return run_lock(&a, &profile);
     }
     if a.same_node {
@@ -307,7 +338,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         futexes: check_futexes(a.futexes)?,
         buckets: sim_buckets(&a.buckets)?,
         hashers: args::algo_list(&a.algo, HashKey::DEFAULT)?,
-        op: match a.workload {
+        op: match workload {
             SimWorkload::Hash => SimOp::WaitFail,
             SimWorkload::Wake => SimOp::WakeNone,
             SimWorkload::Lock => unreachable!("handled by run_lock"),

@@ -28,6 +28,7 @@
 pub mod calibrate;
 pub mod profile;
 pub mod sweep;
+pub mod trace_replay;
 pub mod validate;
 
 use crate::throughput::stats::ThroughputStats;

@@ -14,7 +14,7 @@
 //! | `inode` | shared file-backed futexes: small sequential `i_seq`, sequential `pgoff`, cache-line-spaced words |
 //! | `sparse` | keys differing from one base key in few bits (Hamming distance 1, 2, 3, … over the 126 variable key bits), SMHasher's "Sparse" test |
 //! | `random` | uniformly random private keys (random `mm`, random aligned address): the null model |
-//! | `trace:FILE` | keys of a real program from `strace -f -e trace=futex` output |
+//! | `trace:FILE` | keys of a real program: a `futexhash capture` file (real `mm`, futex2, per-call times; [`crate::capture`]) or `strace -f -e trace=futex` output, told apart by the capture header |
 //!
 //! Address-space facts (x86-64, Linux 6.x, `arch/x86/mm/mmap.c`, `fs/binfmt_elf.c`): a PIE
 //! is loaded at `ELF_ET_DYN_BASE` (2/3 of `TASK_SIZE`, about `0x5555_5555_4000`) plus 28 bits
@@ -23,6 +23,7 @@
 //! bits of page randomness; the stack top has 22 bits of page randomness. `mm` pointers are
 //! direct-map kernel addresses (`0xffff888…`), slab objects aligned to 64 bytes.
 
+pub mod capture;
 pub mod hashes;
 pub mod trace;
 
@@ -33,7 +34,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-pub use trace::{ParseLineError, TraceAction, TraceEvent, TraceKeys, parse_strace_line};
+pub use trace::{ParseLineError, TraceAction, TraceEvent, TraceKeys, TraceOp, parse_strace_line};
 
 /// Default thread count of `perf bench futex hash` (`-t`; perf uses the number of CPUs,
 /// the seed thread ran 240 threads).
@@ -63,7 +64,7 @@ pub enum Workload {
     Sparse,
     /// Uniformly random private keys.
     Random,
-    /// Keys from an strace file.
+    /// Keys from a capture or strace file.
     Trace(PathBuf),
 }
 
@@ -136,6 +137,140 @@ pub struct KeySet {
     pub keys: Vec<FutexKey>,
     /// For traces: what was read (calls, processes, unparseable lines), for stderr.
     pub note: Option<String>,
+    /// For traces: per key, the number of operations that named it (`--weight ops`).
+    pub weights: Option<Vec<u64>>,
+}
+
+/// A trace read in full: distinct keys and every operation in order.
+#[derive(Clone, Debug)]
+pub struct Recording {
+    /// `capture` or `strace`.
+    pub format: &'static str,
+    /// Distinct keys, in order of first appearance.
+    pub keys: Vec<FutexKey>,
+    /// Every operation, in trace order (time order for captures).
+    pub ops: Vec<TraceOp>,
+    /// Distinct processes.
+    pub processes: usize,
+    /// Distinct `mm` pointers (captures; for strace, the synthetic ones).
+    pub mms: usize,
+    /// One line saying what was read, for stderr.
+    pub note: String,
+}
+
+impl Recording {
+    /// Operations per distinct key.
+    pub fn weights(&self) -> Vec<u64> {
+        let mut w = vec![0u64; self.keys.len()];
+        for op in &self.ops {
+            for &k in &op.keys {
+                w[k as usize] += 1;
+            }
+        }
+        w
+    }
+}
+
+/// Reads `path` as a `futexhash capture` file (first line `# futexhash-capture v1 ...`) or
+/// else as strace output. An unreadable file, a bad capture header or a trace without any
+/// key is an error naming the file.
+pub fn read_trace(path: &std::path::Path) -> Result<Recording, WorkloadError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| WorkloadError(format!("cannot read trace '{}': {e}", path.display())))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if capture::is_capture(&text) {
+        let cap = capture::parse_capture(&text)
+            .map_err(|e| WorkloadError(format!("trace '{}': {e}", path.display())))?;
+        let (keyed, bad) = cap.keyed_ops();
+        let mut index: std::collections::HashMap<FutexKey, u32> = Default::default();
+        let mut keys = Vec::new();
+        let mut ops: Vec<TraceOp> = Vec::with_capacity(cap.calls.len());
+        let mut last_call = usize::MAX;
+        for k in &keyed {
+            let idx = *index.entry(k.key).or_insert_with(|| {
+                keys.push(k.key);
+                (keys.len() - 1) as u32
+            });
+            if k.call != last_call {
+                let c = &cap.calls[k.call];
+                ops.push(TraceOp {
+                    thread: c.tid,
+                    t_ns: Some(c.t_ns),
+                    keys: Vec::new(),
+                    wake: c.is_wake(),
+                });
+                last_call = k.call;
+            }
+            if let Some(op) = ops.last_mut() {
+                op.keys.push(idx);
+            }
+        }
+        if keys.is_empty() {
+            return Err(WorkloadError(format!(
+                "trace '{}' has no futex calls (capture with: futexhash capture -o FILE -- PROGRAM)",
+                path.display()
+            )));
+        }
+        let lost = cap
+            .trailer
+            .as_ref()
+            .and_then(|t| t.get("lost").cloned())
+            .unwrap_or_else(|| "?".into());
+        let mut note = format!(
+            "capture '{}' (probe={}): {} futex calls, {} distinct keys, {} process(es), {} mm, {} thread(s), {} lost event(s), {} unparseable line(s), {} word(s) without a key",
+            path.display(),
+            cap.probe(),
+            cap.calls.len(),
+            keys.len(),
+            cap.processes().len(),
+            cap.mms().len(),
+            cap.threads().len(),
+            lost,
+            cap.unparsed,
+            bad
+        );
+        if cap.trailer.is_none() {
+            note.push_str(" (no '# end' trailer: the file may be cut short)");
+        }
+        if let Some((line, why)) = &cap.first_error {
+            note.push_str(&format!(" (first at line {line}: {why})"));
+        }
+        return Ok(Recording {
+            format: "capture",
+            keys,
+            ops,
+            processes: cap.processes().len(),
+            mms: cap.mms().len(),
+            note,
+        });
+    }
+    let t = trace::keys_from_strace(&text);
+    if t.keys.is_empty() {
+        return Err(WorkloadError(format!(
+            "trace '{}' has no futex calls (capture with: futexhash capture -o FILE -- PROGRAM, or strace -f -e trace=futex -o FILE PROGRAM)",
+            path.display()
+        )));
+    }
+    let mut note = format!(
+        "trace '{}': {} futex calls ({} futex2), {} distinct keys, {} process(es), {} unparseable line(s)",
+        path.display(),
+        t.futex_calls,
+        t.futex2_calls,
+        t.keys.len(),
+        t.processes,
+        t.unparseable
+    );
+    if let Some((line, why)) = &t.first_error {
+        note.push_str(&format!(" (first at line {line}: {why})"));
+    }
+    Ok(Recording {
+        format: "strace",
+        keys: t.keys,
+        ops: t.ops,
+        processes: t.processes,
+        mms: t.processes,
+        note,
+    })
 }
 
 /// Collects distinct keys up to `n`.
@@ -294,38 +429,28 @@ impl Workload {
         Ok(KeySet {
             keys: d.keys,
             note: None,
+            weights: None,
         })
     }
 
     fn from_trace(path: &std::path::Path, n: Option<usize>) -> Result<KeySet, WorkloadError> {
-        let text = std::fs::read(path)
-            .map_err(|e| WorkloadError(format!("cannot read trace '{}': {e}", path.display())))?;
-        let text = String::from_utf8_lossy(&text);
-        let t = trace::keys_from_strace(&text);
-        if t.keys.is_empty() {
-            return Err(WorkloadError(format!(
-                "trace '{}' has no futex calls (capture with: strace -f -e trace=futex -o FILE PROGRAM)",
-                path.display()
-            )));
-        }
-        let mut keys = t.keys;
+        let rec = read_trace(path)?;
+        let mut weights = rec.weights();
+        let mut keys = rec.keys;
+        let total = keys.len();
         if let Some(n) = n {
             keys.truncate(n);
+            weights.truncate(n);
         }
-        let mut note = format!(
-            "trace '{}': {} futex calls, {} distinct keys, {} process(es), {} unparseable line(s)",
-            path.display(),
-            t.futex_calls,
-            keys.len(),
-            t.processes,
-            t.unparseable
-        );
-        if let Some((line, why)) = t.first_error {
-            note.push_str(&format!(" (first at line {line}: {why})"));
-        }
+        let note = if keys.len() < total {
+            format!("{} (using the first {} of them)", rec.note, keys.len())
+        } else {
+            rec.note
+        };
         Ok(KeySet {
             keys,
             note: Some(note),
+            weights: Some(weights),
         })
     }
 }

@@ -12,6 +12,16 @@
 //! The requeue and wake-op operations name a second futex (`uaddr2`, the fifth argument); it
 //! is a key too.
 //!
+//! futex2 (`kernel/futex/syscalls.c`): `futex_waitv([{val=V, uaddr=0xA, flags=FUTEX_32|
+//! FUTEX_PRIVATE_FLAG}, ...], N, ...)` names one key per vector entry, each private or
+//! shared by its own flags; `futex_requeue([{...}, {...}], ...)` names two the same way;
+//! `futex_wake(UADDR, MASK, NR, FLAGS)` and `futex_wait(UADDR, VAL, MASK, FLAGS, ...)` name
+//! one, private when FLAGS has `FUTEX2_PRIVATE` (128, printed `FUTEX2_PRIVATE` or
+//! `FUTEX_PRIVATE_FLAG`). An strace that predates these calls prints them as
+//! `syscall_0x1c6(...)` (454, futex_wake) and `syscall_0x1c7(...)` (455, futex_wait), parsed
+//! from the raw arguments; `syscall_0x1c1`/`syscall_0x1c8` (futex_waitv, futex_requeue) pass
+//! only a pointer to the vector, so they are counted as unparseable.
+//!
 //! Processes: strace `-f` prints thread ids, not the thread group, so a file traced with
 //! `-e trace=futex` alone is taken to be ONE process. If clone/fork lines are present, a
 //! child created without `CLONE_VM` (fork, vfork, `clone(... SIGCHLD)`) starts a new process
@@ -44,6 +54,14 @@ pub enum TraceAction {
         op: String,
         /// `_PRIVATE` in the op: a private key.
         private: bool,
+    },
+    /// A futex2 call (`futex_waitv`, `futex_wake`, `futex_wait`, `futex_requeue`): its
+    /// words in argument order, each with its own privacy.
+    Futex2 {
+        /// The call's name (`futex_waitv`, …).
+        call: String,
+        /// `(uaddr, private)` per word.
+        words: Vec<(u64, bool)>,
     },
     /// A clone/fork line. The first half (or a whole line) tells whether the child shares
     /// the address space; the return value (whole or resumed line) names the child.
@@ -153,6 +171,13 @@ pub fn parse_strace_line(line: &str) -> Result<Option<TraceEvent>, ParseLineErro
     }
     match name {
         "futex" => parse_futex(args).map(|action| Some(TraceEvent { tid, action })),
+        "futex_waitv" | "futex_requeue" | "futex_wake" | "futex_wait" | "syscall_0x1c6"
+        | "syscall_0x1c7" => {
+            parse_futex2(name, args).map(|action| Some(TraceEvent { tid, action }))
+        }
+        "syscall_0x1c1" | "syscall_0x1c8" => Err(err(
+            "futex_waitv/futex_requeue printed as a raw syscall: the vector is not shown (use strace 5.16+/6.7+)",
+        )),
         "clone" | "clone3" | "fork" | "vfork" => {
             let shares_vm = match name {
                 "fork" | "vfork" => false,
@@ -226,6 +251,109 @@ fn parse_futex(args: &str) -> Result<TraceAction, ParseLineError> {
     })
 }
 
+/// `FUTEX2_PRIVATE` / `FUTEX_PRIVATE_FLAG`.
+const FUTEX2_PRIVATE: u64 = 128;
+
+/// Whether a printed futex2 flags field says private: symbolic `..._PRIVATE...` or a number
+/// with bit 128.
+fn flags_private(f: &str) -> Result<bool, ParseLineError> {
+    let f = f.trim();
+    if f.contains("PRIVATE") {
+        return Ok(true);
+    }
+    if f.starts_with("FUTEX") {
+        return Ok(false);
+    }
+    parse_number(f.split('|').next().unwrap_or(""))
+        .map(|v| v & FUTEX2_PRIVATE != 0)
+        .ok_or_else(|| err("futex2 flags are neither FUTEX2_* nor a number"))
+}
+
+fn aligned(uaddr: u64) -> Result<u64, ParseLineError> {
+    if uaddr & 3 != 0 {
+        Err(err("futex address is not 4-byte aligned"))
+    } else {
+        Ok(uaddr)
+    }
+}
+
+/// A `[{val=V, uaddr=0xA, flags=F}, ...]` vector as strace prints `struct futex_waitv`.
+fn parse_waitv_vector(args: &str) -> Result<Vec<(u64, bool)>, ParseLineError> {
+    let body = args
+        .trim_start()
+        .strip_prefix('[')
+        .ok_or_else(|| err("futex2 vector does not start with '['"))?;
+    let body = body
+        .split_once(']')
+        .ok_or_else(|| err("futex2 vector without ']'"))?
+        .0;
+    let mut words = Vec::new();
+    for entry in body.split('}') {
+        let entry = entry.trim_start_matches([',', ' ']).trim();
+        if entry.is_empty() || entry == "..." {
+            continue;
+        }
+        let entry = entry
+            .strip_prefix('{')
+            .ok_or_else(|| err("futex2 vector entry does not start with '{'"))?;
+        let mut uaddr = None;
+        let mut private = None;
+        for field in entry.split(", ") {
+            if let Some(v) = field.strip_prefix("uaddr=") {
+                uaddr = Some(parse_number(v.trim()).ok_or_else(|| err("uaddr= is not a number"))?);
+            } else if let Some(v) = field.strip_prefix("flags=") {
+                private = Some(flags_private(v)?);
+            }
+        }
+        let uaddr = uaddr.ok_or_else(|| err("futex2 vector entry without uaddr="))?;
+        words.push((aligned(uaddr)?, private.unwrap_or(false)));
+    }
+    if words.is_empty() {
+        return Err(err("futex2 vector without entries"));
+    }
+    Ok(words)
+}
+
+fn parse_futex2(name: &str, args: &str) -> Result<TraceAction, ParseLineError> {
+    let call = match name {
+        "syscall_0x1c6" => "futex_wake",
+        "syscall_0x1c7" => "futex_wait",
+        n => n,
+    };
+    let words = match call {
+        "futex_waitv" | "futex_requeue" => parse_waitv_vector(args)?,
+        _ => {
+            // futex_wake(uaddr, mask, nr, flags) / futex_wait(uaddr, val, mask, flags, ...)
+            let fields: Vec<&str> = args.split(',').map(str::trim).collect();
+            let uaddr =
+                parse_number(fields[0]).ok_or_else(|| err("futex address is not a number"))?;
+            let flags = fields
+                .get(3)
+                .map(|f| f.split([')', ' ']).next().unwrap_or(""))
+                .ok_or_else(|| err("futex2 call without flags"))?;
+            vec![(aligned(uaddr)?, flags_private(flags)?)]
+        }
+    };
+    Ok(TraceAction::Futex2 {
+        call: call.to_string(),
+        words,
+    })
+}
+
+/// One operation of a trace: which thread named which keys (indices into the distinct
+/// keys), in trace order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceOp {
+    /// Thread id (0 when the trace has none).
+    pub thread: u32,
+    /// Entry time, ns, when the trace records it.
+    pub t_ns: Option<u64>,
+    /// The keys, as indices into the distinct keys, in argument order.
+    pub keys: Vec<u32>,
+    /// A wake (the kernel checks for waiters without locking the bucket).
+    pub wake: bool,
+}
+
 /// Keys read from a trace, with the bookkeeping the user is shown.
 #[derive(Clone, Debug, Default)]
 pub struct TraceKeys {
@@ -239,6 +367,10 @@ pub struct TraceKeys {
     pub first_error: Option<(usize, String)>,
     /// Distinct processes (synthetic `mm`s) the keys belong to.
     pub processes: usize,
+    /// Every operation in order (its keys index [`TraceKeys::keys`]).
+    pub ops: Vec<TraceOp>,
+    /// futex2 calls among [`TraceKeys::futex_calls`].
+    pub futex2_calls: usize,
 }
 
 /// Turns strace output into distinct futex keys (see the module docs for the process model).
@@ -250,7 +382,7 @@ pub fn keys_from_strace(text: &str) -> TraceKeys {
     let mut pending_clone: HashMap<u32, bool> = HashMap::new();
     let mut n_processes = 0usize;
     let mut used_processes = std::collections::BTreeSet::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut index: HashMap<FutexKey, u32> = HashMap::new();
     // A thread we have not seen created: with no clone lines it belongs to the one process
     // of the file; otherwise it is a (first) process of its own.
     fn process_for(tid: u32, map: &mut HashMap<u32, usize>, n: &mut usize) -> usize {
@@ -295,12 +427,7 @@ pub fn keys_from_strace(text: &str) -> TraceKeys {
                         }
                     }
                 }
-                TraceAction::Futex {
-                    uaddr,
-                    uaddr2,
-                    private,
-                    ..
-                } => {
+                action @ (TraceAction::Futex { .. } | TraceAction::Futex2 { .. }) => {
                     out.futex_calls += 1;
                     let p = match ev.tid {
                         Some(t) if spawn_lines => process_for(t, &mut process_of, &mut n_processes),
@@ -308,18 +435,53 @@ pub fn keys_from_strace(text: &str) -> TraceKeys {
                     };
                     used_processes.insert(p);
                     let mm = TRACE_MM_BASE + p as u64 * TRACE_MM_STRIDE;
-                    for addr in std::iter::once(uaddr).chain(uaddr2) {
+                    let (words, wake): (Vec<(u64, bool)>, bool) = match action {
+                        TraceAction::Futex {
+                            uaddr,
+                            uaddr2,
+                            private,
+                            op,
+                        } => {
+                            let base = op.split('|').next().unwrap_or("");
+                            let wake = matches!(
+                                base.trim_end_matches("_PRIVATE"),
+                                "FUTEX_WAKE" | "FUTEX_WAKE_BITSET"
+                            );
+                            (
+                                std::iter::once(uaddr)
+                                    .chain(uaddr2)
+                                    .map(|a| (a, private))
+                                    .collect(),
+                                wake,
+                            )
+                        }
+                        TraceAction::Futex2 { call, words } => {
+                            out.futex2_calls += 1;
+                            (words, call == "futex_wake")
+                        }
+                        TraceAction::Spawn { .. } => unreachable!("matched above"),
+                    };
+                    let mut op_keys = Vec::with_capacity(words.len());
+                    for (addr, private) in words {
                         let key = if private {
                             FutexKey::private(mm, addr)
                         } else {
                             FutexKey::anon(mm, addr)
                         };
-                        if let Ok(k) = key
-                            && seen.insert(k)
-                        {
-                            out.keys.push(k);
+                        if let Ok(k) = key {
+                            let idx = *index.entry(k).or_insert_with(|| {
+                                out.keys.push(k);
+                                (out.keys.len() - 1) as u32
+                            });
+                            op_keys.push(idx);
                         }
                     }
+                    out.ops.push(TraceOp {
+                        thread: ev.tid.unwrap_or(0),
+                        t_ns: None,
+                        keys: op_keys,
+                        wake,
+                    });
                 }
             },
         }
@@ -433,6 +595,40 @@ garbage
             let _ = parse_strace_line(&format!("{}{}", &line[..cut], s));
             let _ = keys_from_strace(&s);
         }
+    }
+
+    #[test]
+    fn futex2_lines_give_their_keys() {
+        // As strace 6.1 prints them on Linux 6.18 (futex_wake/futex_wait as raw syscalls),
+        // and as a newer strace names them.
+        let text = "\
+7 futex_waitv([{val=0x1, uaddr=0x5569ea601044, flags=FUTEX_32|FUTEX_PRIVATE_FLAG}, {val=0x1, uaddr=0x5569ea601040, flags=FUTEX_32}], 2, 0, {tv_sec=929, tv_nsec=117226084}, CLOCK_MONOTONIC) = -1 EAGAIN (Resource temporarily unavailable)
+7 syscall_0x1c6(0x5569ea60103c, 0xffffffffffffffff, 0x1, 0x82, 0x64, 0x3a1) = 0
+7 syscall_0x1c7(0x5569ea601038, 0x1, 0xffffffffffffffff, 0x2, 0, 0) = -1 EAGAIN
+7 futex_wake(0x5569ea601034, 0xffffffff, 1, FUTEX2_SIZE_U32|FUTEX2_PRIVATE) = 0
+7 futex_requeue([{val=0, uaddr=0x5569ea601030, flags=FUTEX2_SIZE_U32|FUTEX2_PRIVATE}, {val=0, uaddr=0x5569ea60102c, flags=FUTEX2_SIZE_U32|FUTEX2_PRIVATE}], 0, 1, 1) = 0
+7 syscall_0x1c8(0x7ffc61072c40, 0, 0x1, 0x1, 0x64, 0) = -1 EINVAL (Invalid argument)
+";
+        let t = keys_from_strace(text);
+        assert_eq!(t.futex_calls, 5);
+        assert_eq!(t.futex2_calls, 5);
+        assert_eq!(t.unparseable, 1);
+        let mm = TRACE_MM_BASE;
+        let want = [
+            FutexKey::private(mm, 0x5569ea601044).unwrap(),
+            FutexKey::anon(mm, 0x5569ea601040).unwrap(),
+            FutexKey::private(mm, 0x5569ea60103c).unwrap(),
+            FutexKey::anon(mm, 0x5569ea601038).unwrap(),
+            FutexKey::private(mm, 0x5569ea601034).unwrap(),
+            FutexKey::private(mm, 0x5569ea601030).unwrap(),
+            FutexKey::private(mm, 0x5569ea60102c).unwrap(),
+        ];
+        assert_eq!(t.keys, want);
+        assert_eq!(t.ops.len(), 5);
+        assert_eq!(t.ops[0].keys, vec![0, 1]);
+        assert!(t.ops[1].wake && !t.ops[2].wake && t.ops[3].wake);
+        assert!(parse_strace_line("7 futex_waitv([], 0, 0, NULL, 0) = -1 EINVAL").is_err());
+        assert!(parse_strace_line("7 futex_wake(0x1001, 0, 1, 0x82) = 0").is_err());
     }
 
     #[test]

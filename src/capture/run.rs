@@ -1,0 +1,875 @@
+//! Running a capture: checks, the target held at the door until bpftrace is attached,
+//! bpftrace as a child process, the stop conditions, and the atomic write of the file.
+//!
+//! Order of events for `-- CMD`: the command is resolved on `PATH` and the kernel's
+//! features are read (no process started yet); a child is forked that blocks reading a
+//! pipe; bpftrace is started with that child's pid as the root of the followed tree and
+//! prints `# ready` from `BEGIN`, i.e. after all probes are attached; only then is the
+//! child released and `execv`s the command. So the command's first futex call, and that of
+//! every thread and child it creates, is seen. With `-p PID` the roots are PID and its
+//! descendants found in `/proc` at start.
+//!
+//! Stopping: when the target (the command, or process PID) exits, after `--seconds`, or
+//! when the caller's stop flag is set (the CLI sets it on SIGINT/SIGTERM). bpftrace gets a
+//! SIGINT after a short quiet period so that the events still in its buffers are read, and
+//! is killed if it does not exit within [`BPFTRACE_EXIT_TIMEOUT`]. A command we started and
+//! that is still running is sent SIGTERM (SIGKILL after [`TARGET_EXIT_TIMEOUT`]) and
+//! reaped. bpftrace runs in its own process group (a terminal's Ctrl-C reaches only us and
+//! the target), and both children get `PR_SET_PDEATHSIG` so that neither outlives us.
+
+use super::format::{self, Syscall};
+use super::script::{self, KernelFeatures, ProbePath};
+use std::ffi::{CString, OsStr, OsString};
+use std::io::{BufRead, BufReader};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use std::{fmt, thread};
+
+/// How long bpftrace may take to attach its probes.
+pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long bpftrace may take to exit after SIGINT.
+pub const BPFTRACE_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a started command may take to exit after SIGTERM.
+pub const TARGET_EXIT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Quiet time after the target exits before bpftrace is stopped (its buffers drain).
+pub const DRAIN: Duration = Duration::from_millis(300);
+/// Per-CPU perf buffer pages bpftrace is asked for (`BPFTRACE_PERF_RB_PAGES`, unless set).
+pub const PERF_RB_PAGES: &str = "1024";
+
+/// What to capture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An existing process and its descendants.
+    Pid(u32),
+    /// A command (program and arguments) started by the capture.
+    Command(Vec<OsString>),
+}
+
+/// Options of one capture.
+#[derive(Clone, Debug)]
+pub struct CaptureOptions {
+    /// What to trace.
+    pub target: Target,
+    /// Stop after this long (else when the target exits or the stop flag is set).
+    pub seconds: Option<f64>,
+    /// Where to write the capture (atomically); `None` = stdout, written at the end.
+    pub output: Option<PathBuf>,
+    /// Try the kernel-key probes when the kernel seems to allow them.
+    pub kernel_key: bool,
+}
+
+/// Why a capture could not be done. Everything but [`CaptureError::Runtime`] is found
+/// before the target runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaptureError {
+    /// bpftrace is not on `PATH`.
+    BpftraceMissing,
+    /// Not allowed to load BPF programs.
+    Permission(String),
+    /// The kernel lacks what the capture needs (tracefs, tracepoints).
+    Kernel(String),
+    /// The target does not exist, cannot be run, or exited before the capture started.
+    Target(String),
+    /// bpftrace refused the script.
+    Bpftrace(String),
+    /// Something failed while capturing or writing.
+    Runtime(String),
+}
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaptureError::BpftraceMissing => {
+                f.write_str("bpftrace not found on PATH; install it with: apt-get install bpftrace")
+            }
+            CaptureError::Permission(s)
+            | CaptureError::Kernel(s)
+            | CaptureError::Target(s)
+            | CaptureError::Bpftrace(s)
+            | CaptureError::Runtime(s) => f.write_str(s),
+        }
+    }
+}
+impl std::error::Error for CaptureError {}
+
+/// What a finished capture did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureSummary {
+    /// The probe path used.
+    pub probe: ProbePath,
+    /// Why the kernel-key path was not used, if it was not.
+    pub kernel_key_note: Option<String>,
+    /// Event lines written.
+    pub events: usize,
+    /// Events bpftrace reported lost.
+    pub lost: u64,
+    /// Why the capture ended: `exited`, `seconds`, `signal`, `bpftrace-exited`.
+    pub reason: String,
+    /// The root pid traced.
+    pub root: u32,
+    /// Exit status of a started command (`None`: killed by a signal, or not ours).
+    pub exit_code: Option<i32>,
+}
+
+/// The `-p PID` / `-- CMD` checks alone (no process started), for callers that want to
+/// refuse bad input early.
+pub fn check_target(t: &Target) -> Result<(), CaptureError> {
+    match t {
+        Target::Pid(p) => tgid_of(*p).map(|_| ()),
+        Target::Command(argv) => resolve_program(argv).map(|_| ()),
+    }
+}
+
+/// Finds `name` on `PATH` (a name containing `/` is taken as a path).
+pub fn find_on_path(name: &OsStr) -> Option<PathBuf> {
+    let is_exec = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(name);
+        return is_exec(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_exec(p))
+}
+
+fn resolve_program(argv: &[OsString]) -> Result<PathBuf, CaptureError> {
+    let prog = argv
+        .first()
+        .ok_or_else(|| CaptureError::Target("no command given after '--'".into()))?;
+    find_on_path(prog).ok_or_else(|| {
+        CaptureError::Target(format!(
+            "command '{}' not found (not an executable file, nor on PATH)",
+            prog.to_string_lossy()
+        ))
+    })
+}
+
+/// The thread group of task `pid` (a thread id is mapped to its process).
+fn tgid_of(pid: u32) -> Result<u32, CaptureError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|_| CaptureError::Target(format!("process {pid} not found")))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    if field("State:").is_some_and(|s| s.starts_with('Z')) {
+        return Err(CaptureError::Target(format!(
+            "process {pid} has exited (zombie)"
+        )));
+    }
+    field("Tgid:")
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| CaptureError::Target(format!("process {pid}: no Tgid in /proc")))
+}
+
+/// `pid` and every live descendant process, from the `ppid` fields of `/proc/*/stat`.
+fn process_tree(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+                continue;
+            };
+            // "pid (comm) state ppid ...": comm may contain spaces and ')'.
+            if let Some((_, rest)) = stat.rsplit_once(')')
+                && let Some(ppid) = rest.split_whitespace().nth(1)
+                && let Ok(ppid) = ppid.parse::<u32>()
+            {
+                parent_of.push((p, ppid));
+            }
+        }
+    }
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(
+            parent_of
+                .iter()
+                .filter(|(c, pp)| *pp == p && !tree.contains(c))
+                .map(|(c, _)| *c)
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    tree
+}
+
+/// Installs SIGINT/SIGTERM handlers that set the returned flag (for [`capture`]'s `stop`).
+/// Idempotent.
+pub fn stop_on_signals() -> &'static AtomicBool {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    extern "C" fn on_signal(_: libc::c_int) {
+        STOP.store(true, Ordering::SeqCst);
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler
+        // only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+    &STOP
+}
+
+/// A command forked and held before `execv` until [`HeldChild::release`].
+struct HeldChild {
+    pid: libc::pid_t,
+    go: libc::c_int,
+    exec_status: libc::c_int,
+    reaped: Option<i32>,
+}
+
+fn pipe_cloexec() -> Result<[libc::c_int; 2], CaptureError> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    if r != 0 {
+        return Err(CaptureError::Runtime(format!(
+            "pipe: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(fds)
+}
+
+impl HeldChild {
+    fn spawn(prog: &Path, argv: &[OsString]) -> Result<HeldChild, CaptureError> {
+        let cstr = |s: &OsStr| {
+            CString::new(s.as_bytes()).map_err(|_| {
+                CaptureError::Target(format!(
+                    "argument '{}' contains a NUL byte",
+                    s.to_string_lossy()
+                ))
+            })
+        };
+        let prog_c = cstr(prog.as_os_str())?;
+        let args_c: Vec<CString> = argv.iter().map(|a| cstr(a)).collect::<Result<_, _>>()?;
+        let mut argv_p: Vec<*const libc::c_char> = args_c.iter().map(|a| a.as_ptr()).collect();
+        argv_p.push(std::ptr::null());
+        let [go_r, go_w] = pipe_cloexec()?;
+        let [st_r, st_w] = pipe_cloexec()?;
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: fork is called with everything the child needs already allocated; the
+        // child only calls async-signal-safe functions (close, prctl, getppid, read, execv,
+        // write, _exit) on memory prepared before the fork, so the state of other threads'
+        // locks (e.g. malloc's) does not matter.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(CaptureError::Runtime(format!(
+                "fork: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if pid == 0 {
+            // SAFETY: in the child: only async-signal-safe calls on pre-fork memory (see
+            // above); every path ends in execv or _exit, never returning into Rust code.
+            unsafe {
+                libc::close(go_w);
+                libc::close(st_r);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                if libc::getppid() != parent {
+                    libc::_exit(127);
+                }
+                let mut b = 0u8;
+                loop {
+                    let n = libc::read(go_r, (&mut b as *mut u8).cast(), 1);
+                    if n == 1 {
+                        break;
+                    }
+                    if n < 0 && *libc::__errno_location() == libc::EINTR {
+                        continue;
+                    }
+                    libc::_exit(127); // the capture gave up: never run the command
+                }
+                libc::execv(prog_c.as_ptr(), argv_p.as_ptr());
+                let e = *libc::__errno_location();
+                libc::write(st_w, (&e as *const libc::c_int).cast(), 4);
+                libc::_exit(127);
+            }
+        }
+        // SAFETY: closing the child's ends of our own pipes in the parent.
+        unsafe {
+            libc::close(go_r);
+            libc::close(st_w);
+        }
+        Ok(HeldChild {
+            pid,
+            go: go_w,
+            exec_status: st_r,
+            reaped: None,
+        })
+    }
+
+    /// Lets the child exec; `Err` if the exec failed.
+    fn release(&mut self, prog: &Path) -> Result<(), CaptureError> {
+        let b = 1u8;
+        // SAFETY: writing one byte from a valid buffer to our own pipe, then closing it.
+        unsafe {
+            libc::write(self.go, (&b as *const u8).cast(), 1);
+            libc::close(self.go);
+        }
+        self.go = -1;
+        let mut e: libc::c_int = 0;
+        // SAFETY: reading at most 4 bytes into a 4-byte integer; EOF (0) means the exec
+        // succeeded (the pipe is close-on-exec).
+        let n = unsafe { libc::read(self.exec_status, (&mut e as *mut libc::c_int).cast(), 4) };
+        // SAFETY: closing our own descriptor once.
+        unsafe { libc::close(self.exec_status) };
+        self.exec_status = -1;
+        if n == 4 {
+            self.wait(true);
+            return Err(CaptureError::Target(format!(
+                "cannot run '{}': {}",
+                prog.display(),
+                std::io::Error::from_raw_os_error(e)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reaps the child (blocking or not); `true` once it has exited.
+    fn wait(&mut self, block: bool) -> bool {
+        if self.reaped.is_some() {
+            return true;
+        }
+        let mut status = 0;
+        // SAFETY: waitpid on our own child with a valid status pointer.
+        let r =
+            unsafe { libc::waitpid(self.pid, &mut status, if block { 0 } else { libc::WNOHANG }) };
+        if r == self.pid {
+            self.reaped = Some(status);
+            true
+        } else {
+            r < 0 // ECHILD: nothing left to wait for
+        }
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        if self.reaped.is_none() {
+            // SAFETY: signalling our own, not yet reaped child (its pid cannot be reused).
+            unsafe { libc::kill(self.pid, sig) };
+        }
+    }
+
+    /// Ends the child if it still runs: SIGTERM, then SIGKILL after `TARGET_EXIT_TIMEOUT`.
+    fn terminate(&mut self) {
+        if self.wait(false) {
+            return;
+        }
+        self.signal(libc::SIGTERM);
+        let t0 = Instant::now();
+        while !self.wait(false) {
+            if t0.elapsed() > TARGET_EXIT_TIMEOUT {
+                self.signal(libc::SIGKILL);
+                self.wait(true);
+                break;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn exit_code(&self) -> Option<i32> {
+        let s = self.reaped?;
+        libc::WIFEXITED(s).then(|| libc::WEXITSTATUS(s))
+    }
+}
+
+impl Drop for HeldChild {
+    fn drop(&mut self) {
+        for fd in [self.go, self.exec_status] {
+            if fd >= 0 {
+                // SAFETY: closing our own descriptor that has not been closed yet.
+                unsafe { libc::close(fd) };
+            }
+        }
+        self.terminate();
+    }
+}
+
+/// One line from bpftrace.
+enum Msg {
+    Out(String),
+    Err(String),
+}
+
+struct Bpftrace {
+    child: Child,
+    rx: mpsc::Receiver<Msg>,
+    readers: Vec<thread::JoinHandle<()>>,
+    script: PathBuf,
+}
+
+impl Bpftrace {
+    fn start(bin: &Path, text: &str) -> Result<Bpftrace, CaptureError> {
+        let script =
+            std::env::temp_dir().join(format!("futexhash-capture-{}.bt", std::process::id()));
+        std::fs::write(&script, text).map_err(|e| {
+            CaptureError::Runtime(format!("cannot write '{}': {e}", script.display()))
+        })?;
+        let mut cmd = Command::new(bin);
+        cmd.arg(&script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if std::env::var_os("BPFTRACE_PERF_RB_PAGES").is_none() {
+            cmd.env("BPFTRACE_PERF_RB_PAGES", PERF_RB_PAGES);
+        }
+        // SAFETY: the closure runs in the forked child before exec and only makes the
+        // async-signal-safe calls setpgid and prctl.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            let _ = std::fs::remove_file(&script);
+            CaptureError::Runtime(format!("cannot start '{}': {e}", bin.display()))
+        })?;
+        let (tx, rx) = mpsc::channel();
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            let tx = tx.clone();
+            readers.push(thread::spawn(move || {
+                for l in BufReader::new(out).lines().map_while(Result::ok) {
+                    if tx.send(Msg::Out(l)).is_err() {
+                        break;
+                    }
+                }
+            }));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(thread::spawn(move || {
+                for l in BufReader::new(err).lines().map_while(Result::ok) {
+                    if tx.send(Msg::Err(l)).is_err() {
+                        break;
+                    }
+                }
+            }));
+        }
+        Ok(Bpftrace {
+            child,
+            rx,
+            readers,
+            script,
+        })
+    }
+
+    fn exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// SIGINT, wait, SIGKILL if needed; then the readers end with the pipes.
+    fn stop(&mut self) {
+        if !self.exited() {
+            // SAFETY: signalling our own child, not yet reaped.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+            let t0 = Instant::now();
+            while !self.exited() {
+                if t0.elapsed() > BPFTRACE_EXIT_TIMEOUT {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+    }
+}
+
+impl Drop for Bpftrace {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_file(&self.script);
+    }
+}
+
+/// Collected output.
+#[derive(Default)]
+struct Collected {
+    events: Vec<(u64, String)>,
+    lost: u64,
+    stderr: Vec<String>,
+}
+
+impl Collected {
+    fn take(&mut self, m: Msg) {
+        match m {
+            Msg::Err(l) => self.stderr.push(l),
+            Msg::Out(l) => {
+                if let Some(n) = l
+                    .strip_prefix("Lost ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                {
+                    self.lost += n;
+                    return;
+                }
+                let mut toks = l.split_whitespace();
+                let kind = toks.next().unwrap_or("");
+                let t = toks.next().and_then(|t| t.parse::<u64>().ok());
+                let known = Syscall::from_name(kind).is_some()
+                    || matches!(kind, "v" | "key" | "fork" | "exit");
+                if let (true, Some(t)) = (known, t) {
+                    self.events.push((t, l));
+                }
+            }
+        }
+    }
+
+    /// The first bpftrace `ERROR:` line (or the last stderr line), for messages.
+    fn error_line(&self) -> String {
+        self.stderr
+            .iter()
+            .find(|l| l.contains("ERROR"))
+            .or(self.stderr.last())
+            .map_or_else(
+                || "bpftrace exited without a message".to_string(),
+                |l| l.trim().to_string(),
+            )
+    }
+}
+
+/// Classifies a bpftrace start-up failure.
+fn startup_error(c: &Collected) -> CaptureError {
+    let all = c.stderr.join("\n");
+    let line = c.error_line();
+    if all.contains("only supports running as the root user")
+        || all.contains("Operation not permitted")
+        || all.contains("Permission denied")
+    {
+        CaptureError::Permission(format!(
+            "not allowed to load BPF programs (run as root, or with CAP_BPF and CAP_PERFMON): {line}"
+        ))
+    } else if all.contains("tracepoint not found") || all.contains("not available for your kernel")
+    {
+        CaptureError::Kernel(format!(
+            "this kernel lacks a probe the capture needs: {line}"
+        ))
+    } else {
+        CaptureError::Bpftrace(format!("bpftrace refused the capture script: {line}"))
+    }
+}
+
+fn bpftrace_version(bin: &Path) -> String {
+    Command::new(bin)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .last()
+                .map(String::from)
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Runs bpftrace until `# ready`, or returns why it could not start.
+fn attach(
+    bin: &Path,
+    features: &KernelFeatures,
+    roots: &[u32],
+    path: ProbePath,
+    stop: &AtomicBool,
+    got: &mut Collected,
+) -> Result<Bpftrace, CaptureError> {
+    let text = script::generate(&features.syscalls, roots, path);
+    let mut bt = Bpftrace::start(bin, &text)?;
+    let t0 = Instant::now();
+    loop {
+        match bt.rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(Msg::Out(l)) if l.trim() == "# ready" => return Ok(bt),
+            Ok(m) => got.take(m),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                bt.stop();
+                return Err(startup_error(got));
+            }
+        }
+        if stop.load(Ordering::SeqCst) {
+            return Err(CaptureError::Runtime(
+                "interrupted before bpftrace was attached; nothing captured".into(),
+            ));
+        }
+        if t0.elapsed() > ATTACH_TIMEOUT {
+            return Err(CaptureError::Bpftrace(format!(
+                "bpftrace did not attach within {} s",
+                ATTACH_TIMEOUT.as_secs()
+            )));
+        }
+    }
+}
+
+/// Runs a capture (see the module docs). `stop` ends it early, keeping what was captured.
+/// `note` receives one-line progress notes (for stderr).
+pub fn capture(
+    opts: &CaptureOptions,
+    stop: &AtomicBool,
+    mut note: impl FnMut(&str),
+) -> Result<CaptureSummary, CaptureError> {
+    if let Some(s) = opts.seconds
+        && !(s > 0.0 && s.is_finite())
+    {
+        return Err(CaptureError::Target(format!(
+            "--seconds '{s}' must be a positive number"
+        )));
+    }
+    let bin = find_on_path(OsStr::new("bpftrace")).ok_or(CaptureError::BpftraceMissing)?;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(CaptureError::Permission(
+            "capturing loads BPF programs and needs root (bpftrace runs only as root); run futexhash capture as root"
+                .into(),
+        ));
+    }
+    let features = script::detect_features().map_err(CaptureError::Kernel)?;
+    // Resolve the target before starting anything.
+    let (prog, pid_root) = match &opts.target {
+        Target::Pid(p) => (None, Some(tgid_of(*p)?)),
+        Target::Command(argv) => (Some(resolve_program(argv)?), None),
+    };
+    let mut held = match (&prog, &opts.target) {
+        (Some(p), Target::Command(argv)) => Some(HeldChild::spawn(p, argv)?),
+        _ => None,
+    };
+    let roots = match (pid_root, &held) {
+        (Some(p), _) => process_tree(p),
+        (None, Some(h)) => vec![h.pid as u32],
+        (None, None) => unreachable!("a target is a pid or a command"),
+    };
+    let root = roots[0];
+    let mut got = Collected::default();
+    let mut kernel_key_note = features.no_kernel_key.clone();
+    if !opts.kernel_key && kernel_key_note.is_none() {
+        kernel_key_note = Some("not requested".into());
+    }
+    let mut path = if kernel_key_note.is_none() {
+        ProbePath::Kprobe
+    } else {
+        ProbePath::Tracepoint
+    };
+    let mut bt = match attach(&bin, &features, &roots, path, stop, &mut got) {
+        Ok(bt) => bt,
+        Err(CaptureError::Bpftrace(e) | CaptureError::Kernel(e)) if path == ProbePath::Kprobe => {
+            // The kernel-key probes did not attach: fall back to the tracepoints.
+            kernel_key_note = Some(format!("kprobe on get_futex_key failed: {e}"));
+            path = ProbePath::Tracepoint;
+            got = Collected::default();
+            attach(&bin, &features, &roots, path, stop, &mut got)?
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(n) = &kernel_key_note {
+        note(&format!(
+            "probe=tracepoint: no kernel keys ({n}); shared keys are modelled as anonymous"
+        ));
+    }
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // Start (or check) the target now that everything is attached.
+    match (&mut held, pid_root) {
+        (Some(h), _) => h.release(prog.as_deref().expect("a command has a program"))?,
+        (None, Some(p)) => {
+            tgid_of(p).map_err(|_| {
+                CaptureError::Target(format!("process {p} exited before the capture started"))
+            })?;
+        }
+        (None, None) => unreachable!(),
+    }
+    note(&format!("capturing pid {root} ({})", path.as_str()));
+    let deadline = opts
+        .seconds
+        .map(|s| Instant::now() + Duration::from_secs_f64(s.min(1e7)));
+    let mut quiet_since: Option<Instant> = None;
+    let reason = loop {
+        match bt.rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(m) => {
+                got.take(m);
+                if quiet_since.is_some() {
+                    quiet_since = Some(Instant::now());
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break "bpftrace-exited",
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if stop.load(Ordering::SeqCst) {
+            break "signal";
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break "seconds";
+        }
+        if let Some(q) = quiet_since {
+            if q.elapsed() >= DRAIN {
+                break "exited";
+            }
+            continue;
+        }
+        let gone = match (&mut held, pid_root) {
+            (Some(h), _) => h.wait(false),
+            (None, Some(p)) => tgid_of(p).is_err(),
+            (None, None) => unreachable!(),
+        };
+        if gone {
+            quiet_since = Some(Instant::now());
+        }
+        if bt.exited() {
+            // Read what is left, then stop.
+            while let Ok(m) = bt.rx.recv_timeout(Duration::from_millis(100)) {
+                got.take(m);
+            }
+            break "bpftrace-exited";
+        }
+    };
+    if let Some(h) = &mut held {
+        h.terminate();
+    }
+    bt.stop();
+    while let Ok(m) = bt.rx.try_recv() {
+        got.take(m);
+    }
+    if reason == "bpftrace-exited" && got.events.is_empty() {
+        return Err(CaptureError::Runtime(format!(
+            "bpftrace stopped unexpectedly: {}",
+            got.error_line()
+        )));
+    }
+    // Events of different CPUs arrive interleaved: order by time (stable, so a call's
+    // vector entries, which carry the call's time, stay behind it).
+    got.events.sort_by_key(|(t, _)| *t);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map_or_else(|_| "unknown".into(), |s| s.trim().to_string());
+    let target = match &opts.target {
+        Target::Pid(p) => format!("pid:{p}"),
+        Target::Command(argv) => format!(
+            "cmd:{}",
+            argv.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+                .replace(|c: char| c.is_whitespace() || c == '\u{1f}', "_")
+        ),
+    };
+    let syscalls: Vec<&str> = features.syscalls.iter().map(|s| s.name()).collect();
+    let header = format::header_line(&[
+        ("probe", path.as_str().to_string()),
+        (
+            "kernel_key",
+            match &kernel_key_note {
+                None => "yes".into(),
+                Some(n) => format!("no({n})"),
+            },
+        ),
+        ("kernel", kernel),
+        ("bpftrace", bpftrace_version(&bin)),
+        ("syscalls", syscalls.join(",")),
+        ("target", target),
+        ("root", root.to_string()),
+        ("started_unix", started.to_string()),
+        ("clock", "monotonic_ns".into()),
+    ]);
+    let mut text = header;
+    text.push('\n');
+    text.push_str(
+        "# KIND T_NS TGID TID MM FIELDS... (futex: OP UADDR VAL VAL2 UADDR2 VAL3; futex_wait: FLAGS UADDR VAL MASK; futex_wake: FLAGS UADDR MASK NR; futex_waitv: FLAGS NR; futex_requeue: FLAGS NR_WAKE NR_REQUEUE; v: IDX FLAGS UADDR VAL; key: UADDR W0 W1 OFFSET RET; fork: CHILD) see docs/capture.md\n",
+    );
+    for (_, l) in &got.events {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let exit_code = held.as_ref().and_then(HeldChild::exit_code);
+    text.push_str(&format!(
+        "# end events={} lost={} reason={reason}{}\n",
+        got.events.len(),
+        got.lost,
+        exit_code.map_or(String::new(), |c| format!(" exit_code={c}"))
+    ));
+    crate::render::write_atomic(opts.output.as_deref(), text.as_bytes()).map_err(|e| {
+        CaptureError::Runtime(format!(
+            "cannot write capture '{}': {e}",
+            opts.output
+                .as_deref()
+                .map_or("stdout".into(), |p| p.display().to_string())
+        ))
+    })?;
+    Ok(CaptureSummary {
+        probe: path,
+        kernel_key_note,
+        events: got.events.len(),
+        lost: got.lost,
+        reason: reason.to_string(),
+        root,
+        exit_code,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_found_or_refused() {
+        assert!(find_on_path(OsStr::new("sh")).is_some());
+        assert!(find_on_path(OsStr::new("/bin/sh")).is_some());
+        assert!(find_on_path(OsStr::new("no-such-program-futexhash")).is_none());
+        assert!(matches!(
+            check_target(&Target::Command(vec![])),
+            Err(CaptureError::Target(_))
+        ));
+        assert!(check_target(&Target::Pid(std::process::id())).is_ok());
+        assert!(check_target(&Target::Pid(u32::MAX)).is_err());
+    }
+
+    #[test]
+    fn the_held_child_never_runs_when_not_released() {
+        let dir = std::env::temp_dir().join(format!("futexhash-held-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let argv: Vec<OsString> = vec!["touch".into(), dir.clone().into()];
+        let prog = find_on_path(OsStr::new("touch")).unwrap();
+        let h = HeldChild::spawn(&prog, &argv).unwrap();
+        drop(h); // closes the go pipe: the child exits without exec
+        assert!(!dir.exists());
+        let mut h = HeldChild::spawn(&prog, &argv).unwrap();
+        h.release(&prog).unwrap();
+        assert!(h.wait(true));
+        assert_eq!(h.exit_code(), Some(0));
+        assert!(dir.exists());
+        std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_tree_of_this_process_contains_its_children() {
+        let mut c = Command::new("sleep").arg("5").spawn().unwrap();
+        let tree = process_tree(std::process::id());
+        assert_eq!(tree[0], std::process::id());
+        assert!(tree.contains(&c.id()));
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+}
