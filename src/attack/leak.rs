@@ -50,6 +50,11 @@ pub struct LeakConfig {
     pub keep: usize,
     /// Most scans of the whole space.
     pub max_scans: u32,
+    /// Whether the attacker can evaluate its model for a candidate. False models a keyed
+    /// hash whose key it does not have: it still probes (the channel works) until it holds
+    /// the collisions a scan would need, then stops with [`Stop::CannotTest`], every
+    /// candidate left.
+    pub can_test: bool,
 }
 
 impl Default for LeakConfig {
@@ -60,6 +65,7 @@ impl Default for LeakConfig {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             keep: 1 << 22,
             max_scans: 3,
+            can_test: true,
         }
     }
 }
@@ -110,6 +116,8 @@ pub enum Stop {
     NoProgress,
     /// [`LeakConfig::max_probes`] or [`LeakConfig::max_scans`] reached.
     Budget,
+    /// The attacker has no way to test candidates ([`LeakConfig::can_test`] false).
+    CannotTest,
 }
 
 impl Stop {
@@ -120,6 +128,7 @@ impl Stop {
             Stop::Refuted => "refuted",
             Stop::NoProgress => "no-progress",
             Stop::Budget => "budget",
+            Stop::CannotTest => "cannot-test",
         }
     }
 }
@@ -265,6 +274,9 @@ pub fn attack<H: KeyHasher + ?Sized>(
                          scans: &mut u32,
                          force: bool|
      -> Option<Stop> {
+        if !cfg.can_test {
+            return (force || obs.collided.len() >= next_scan_at).then_some(Stop::CannotTest);
+        }
         let before = survivors.count(space);
         // A scan that leaves as many as before counts double: scans are expensive.
         let mut weight = 1;

@@ -1,0 +1,339 @@
+//! `futexhash attack leak|channel|flood` (`shared/spec/cli.md`, "Security"; the library side
+//! is [`crate::attack`], user docs in `docs/security.md`).
+
+use super::{CliError, OutputArgs, args};
+use crate::attack::leak::{self, LeakConfig};
+use crate::attack::oracle::{
+    BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, LeakTable, MAX_SPACE_BITS,
+};
+use crate::hashers::{HashKey, KeyHasher, Scope};
+use crate::report::{Format, TextTable, output};
+use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
+use crate::workload::rng::SplitMix64;
+use serde::Serialize;
+
+#[derive(Debug, clap::Args)]
+pub(super) struct AttackArgs {
+    #[command(subcommand)]
+    cmd: AttackCmd,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum AttackCmd {
+    /// Leak the attacker's own mm pointer from bucket collisions (KernelSnitch).
+    Leak(LeakArgs),
+}
+
+/// Options shared by the subcommands: tables and their sizes.
+#[derive(Debug, Clone, clap::Args)]
+struct TableArgs {
+    /// Tables: global (the hash covers mm and address), private (the v6.16+ per-process
+    /// table: address only), or a comma list.
+    #[arg(long, value_name = "LIST", default_value = "global,private")]
+    table: String,
+    /// Buckets of the global table (a power of two); default the kernel's size for --cpus,
+    /// roundup_pow_of_two(256 x CPUs).
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    buckets: Option<u64>,
+    /// Slots of the private table (a power of two >= 2); default the kernel's automatic
+    /// size for a process with --cpus threads.
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    slots: Option<u64>,
+    /// CPU count for the kernel's sizes (default: this machine's).
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    cpus: Option<u64>,
+}
+
+/// The tables and sizes, checked.
+struct Tables {
+    kinds: Vec<LeakTable>,
+    buckets: usize,
+    slots: usize,
+    cpus: usize,
+}
+
+impl Tables {
+    fn size(&self, t: LeakTable) -> usize {
+        match t {
+            LeakTable::Global => self.buckets,
+            LeakTable::Private => self.slots,
+        }
+    }
+
+    /// One sentence stating the table sizes.
+    fn describe(&self) -> String {
+        format!(
+            "global table {} buckets (kernel size for {} CPUs: roundup_pow_of_two(256 x {})), \
+             private table {} slots",
+            self.buckets, self.cpus, self.cpus, self.slots
+        )
+    }
+}
+
+impl TableArgs {
+    fn check(&self) -> Result<Tables, CliError> {
+        let mut kinds = Vec::new();
+        for t in self.table.split(',').map(str::trim) {
+            let k = match t {
+                "global" => LeakTable::Global,
+                "private" => LeakTable::Private,
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "--table '{t}' is not a table; allowed: global, private (or a comma list)"
+                    )));
+                }
+            };
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+        let cpus = match self.cpus {
+            None => possible_cpus(),
+            Some(n @ 1..=65536) => n as usize,
+            Some(n) => {
+                return Err(CliError::Usage(format!("--cpus {n} must be in 1..=65536")));
+            }
+        };
+        let pow2 = |v: u64, what: &str, min: u64| -> Result<usize, CliError> {
+            if v < min || !v.is_power_of_two() || v > 1 << 31 {
+                return Err(CliError::Usage(format!(
+                    "--{what} {v} must be a power of two in {min}..=2^31"
+                )));
+            }
+            Ok(v as usize)
+        };
+        let buckets = match self.buckets {
+            Some(b) => pow2(b, "buckets", 2)?,
+            None => kernel_per_node_size(cpus, 1),
+        };
+        let slots = match self.slots {
+            Some(s) => pow2(s, "slots", 2)?,
+            None => merged_default_slots(cpus, cpus, kernel_per_node_size(cpus, 1)),
+        };
+        Ok(Tables {
+            kinds,
+            buckets,
+            slots,
+            cpus,
+        })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct LeakArgs {
+    /// Hashers of the table: a comma list (see `futexhash list`), `seed` or `all`.
+    #[arg(long, value_name = "LIST")]
+    algo: String,
+    #[command(flatten)]
+    tables: TableArgs,
+    /// log2 of the candidate space for mm: the first 2^N 64-byte aligned addresses of the
+    /// direct map 0xffff888000000000 (30 = 64 GiB of RAM).
+    #[arg(long, value_name = "N", value_parser = args::number, default_value_t = DEFAULT_SPACE_BITS as u64)]
+    space_bits: u64,
+    /// Seed: draws the secret mm (and the kernel's hash key unless --hash-key is given).
+    #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
+    seed: u64,
+    /// The kernel's key for the keyed hashers (32 hex digits); default: drawn from --seed,
+    /// unknown to the attacker.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
+    hash_key: Option<HashKey>,
+    /// The key the attacker assumes for keyed hashers (a guess; the same as --hash-key
+    /// models a leaked key). Without it, the attacker has no key and cannot test candidates
+    /// of a keyed hasher; with it, it scans with that key (one full scan).
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
+    attacker_key: Option<HashKey>,
+    /// Most probes (timing decisions) per attack.
+    #[arg(long, value_name = "N", value_parser = args::number, default_value = "4194304")]
+    max_probes: u64,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Serialize)]
+struct LeakRecord {
+    algo: String,
+    table: &'static str,
+    /// The hasher the table used (the private table: the `-addr` form when there is one).
+    table_hasher: String,
+    buckets: usize,
+    candidate_space_bits: u32,
+    probes: u64,
+    collisions_observed: usize,
+    candidates_left: u64,
+    bits_leaked: f64,
+    mm_recovered: bool,
+    keyed: bool,
+    /// Keyed hashers: `none` (the attacker has no key and cannot test candidates), `other`
+    /// (it tests with a wrong key), `same` (it has the kernel's key); unkeyed: `n/a`.
+    attacker_key: &'static str,
+    stop: &'static str,
+    scans: u32,
+    mm: String,
+    mm_guess: String,
+    seconds: f64,
+    seed: u64,
+}
+
+/// The kernel's secret key drawn from the seed (a different stream from the mm draw).
+fn drawn_key(seed: u64) -> HashKey {
+    let mut r = SplitMix64::new(seed ^ 0x6b65_795f_6b65_795f);
+    HashKey {
+        k0: r.next_u64(),
+        k1: r.next_u64(),
+    }
+}
+
+fn render<T: Serialize>(
+    out: &OutputArgs,
+    records: &[T],
+    table: impl FnOnce() -> String,
+) -> Result<(), CliError> {
+    let text = match out.format {
+        Format::Table => table(),
+        Format::Csv => output::to_csv(records).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Json => output::to_json(records).map_err(|e| CliError::Runtime(e.to_string()))?,
+    };
+    out.emit(&text)
+}
+
+fn run_leak(a: LeakArgs) -> Result<(), CliError> {
+    let tables = a.tables.check()?;
+    if a.space_bits == 0 || a.space_bits > MAX_SPACE_BITS as u64 {
+        return Err(CliError::Usage(format!(
+            "--space-bits {} must be in 1..={MAX_SPACE_BITS}",
+            a.space_bits
+        )));
+    }
+    if a.max_probes == 0 {
+        return Err(CliError::usage("--max-probes 0 must be at least 1"));
+    }
+    let space = CandidateSpace::direct_map(a.space_bits as u32).map_err(CliError::usage)?;
+    let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
+    let kernel = args::algo_list(&a.algo, kernel_key)?;
+    let attacker_key = a.attacker_key.unwrap_or(HashKey::DEFAULT);
+    let attacker = args::algo_list(&a.algo, attacker_key)?;
+    a.out.check()?;
+    let base_cfg = LeakConfig {
+        max_probes: a.max_probes,
+        ..Default::default()
+    };
+    let mut records = Vec::new();
+    for (kh, ah) in kernel.iter().zip(&attacker) {
+        let cfg = LeakConfig {
+            can_test: !kh.keyed() || a.attacker_key.is_some(),
+            ..base_cfg
+        };
+        let key_state = match (kh.keyed(), a.attacker_key) {
+            (false, _) => "n/a",
+            (true, None) => "none",
+            (true, Some(k)) if k == kernel_key => "same",
+            (true, Some(_)) => "other",
+        };
+        for &t in &tables.kinds {
+            // The kernel's private table hashes the address word only (`jhash2-addr`): use
+            // the hasher's addr form when the registry has one; otherwise the key is hashed
+            // with mm = 0 (`BucketMap`), which leaves mm out all the same.
+            let addr_pair = match (t, kh.scope()) {
+                (LeakTable::Private, Scope::Full) => {
+                    let name = format!("{}-addr", kh.name());
+                    match (
+                        args::algo_list(&name, kernel_key),
+                        args::algo_list(&name, attacker_key),
+                    ) {
+                        (Ok(k), Ok(at)) => Some((k, at)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let (tk, ta) = match &addr_pair {
+                Some((k, at)) => (&k[0], &at[0]),
+                None => (kh, ah),
+            };
+            let size = tables.size(t);
+            let table = BucketMap::new(tk, t, size).expect("checked size");
+            let model = BucketMap::new(ta, t, size).expect("checked size");
+            let r = leak::run(table, &model, &space, a.seed, &cfg);
+            records.push(LeakRecord {
+                algo: kh.name().to_string(),
+                table: t.as_str(),
+                table_hasher: tk.name().to_string(),
+                buckets: size,
+                candidate_space_bits: space.bits,
+                probes: r.outcome.probes,
+                collisions_observed: r.outcome.observations.collided.len(),
+                candidates_left: r.outcome.candidates_left,
+                bits_leaked: (r.bits_leaked * 100.0).round() / 100.0,
+                mm_recovered: r.mm_recovered,
+                keyed: kh.keyed(),
+                attacker_key: key_state,
+                stop: r.outcome.stop.as_str(),
+                scans: r.outcome.scans,
+                mm: format!("{:#x}", r.secret),
+                mm_guess: r.outcome.guess.map_or(String::new(), |g| format!("{g:#x}")),
+                seconds: (r.seconds * 1000.0).round() / 1000.0,
+                seed: a.seed,
+            });
+        }
+    }
+    render(&a.out, &records, || {
+        let mut t = TextTable::new([
+            "algo",
+            "table",
+            "buckets",
+            "probes",
+            "collisions",
+            "candidates left",
+            "bits leaked",
+            "mm recovered",
+            "stop",
+            "seconds",
+        ]);
+        for r in &records {
+            t.push(vec![
+                r.algo.clone(),
+                r.table.to_string(),
+                r.buckets.to_string(),
+                r.probes.to_string(),
+                r.collisions_observed.to_string(),
+                r.candidates_left.to_string(),
+                format!("{:.2}", r.bits_leaked),
+                if r.mm_recovered {
+                    r.mm_guess.clone()
+                } else {
+                    "no".into()
+                },
+                r.stop.to_string(),
+                format!("{:.2}", r.seconds),
+            ]);
+        }
+        format!(
+            "candidate space for mm: 2^{} values, {:#x} + {} x 64 bytes (direct map, no KASLR); \
+             {}; secret mm drawn with seed {}; probes are timing decisions \
+             (`attack channel` gives samples per decision); keyed hashers: kernel key {}, \
+             attacker {}\n{}",
+            space.bits,
+            space.base,
+            space.len(),
+            tables.describe(),
+            a.seed,
+            if a.hash_key.is_some() {
+                "given"
+            } else {
+                "drawn from the seed"
+            },
+            match a.attacker_key {
+                None => "has no key and cannot test candidates".to_string(),
+                Some(k) if k == kernel_key => "has the kernel's key".to_string(),
+                Some(_) => "tests candidates with another key".to_string(),
+            },
+            t.render()
+        )
+    })
+}
+
+pub(super) fn run(a: AttackArgs) -> Result<(), CliError> {
+    match a.cmd {
+        AttackCmd::Leak(l) => run_leak(l),
+    }
+}
