@@ -420,7 +420,7 @@ pub fn run<HK: KeyHasher + ?Sized, HA: KeyHasher + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attack::oracle::LeakTable;
+    use crate::attack::oracle::AttackTable;
     use crate::hashers::{HashKey, Hsiphash, Jhash2, Scope, SipHash24, jhash2};
 
     /// The kernel's global futex bucket, written out from the spec (jhash2 over the four
@@ -485,7 +485,7 @@ mod tests {
     #[test]
     fn recovers_a_known_mm_through_any_oracle() {
         let h = Jhash2 { scope: Scope::Full };
-        let model = BucketMap::new(&h, LeakTable::Global, 64).unwrap();
+        let model = BucketMap::new(&h, AttackTable::Global, 64).unwrap();
         let space = CandidateSpace::direct_map(16).unwrap();
         for mm in [
             space.candidate(0),
@@ -511,7 +511,7 @@ mod tests {
         // Stop early (few probes) so that many candidates are left, then count by brute
         // force over the 2^16 space with the spec's jhash2.
         let h = Jhash2 { scope: Scope::Full };
-        let model = BucketMap::new(&h, LeakTable::Global, 16).unwrap();
+        let model = BucketMap::new(&h, AttackTable::Global, 16).unwrap();
         let space = CandidateSpace::direct_map(16).unwrap();
         for probes in [5, 40, 200] {
             let mm = space.candidate(777);
@@ -543,7 +543,7 @@ mod tests {
     #[test]
     fn jhash2_global_leaks_every_bit() {
         let h = Jhash2 { scope: Scope::Full };
-        let map = BucketMap::new(&h, LeakTable::Global, 128).unwrap();
+        let map = BucketMap::new(&h, AttackTable::Global, 128).unwrap();
         let space = CandidateSpace::direct_map(18).unwrap();
         for seed in 1..4 {
             let r = run(map, &map, &space, seed, &cfg());
@@ -580,8 +580,8 @@ mod tests {
         let pairs: [(&dyn KeyHasher, &dyn KeyHasher); 2] =
             [(&kernel_s, &guess_s), (&kernel_h, &guess_h)];
         for (kernel, guess) in pairs {
-            let table = BucketMap::new(kernel, LeakTable::Global, 64).unwrap();
-            let model = BucketMap::new(guess, LeakTable::Global, 64).unwrap();
+            let table = BucketMap::new(kernel, AttackTable::Global, 64).unwrap();
+            let model = BucketMap::new(guess, AttackTable::Global, 64).unwrap();
             let r = run(table, &model, &space, 9, &cfg());
             assert_eq!(r.bits_leaked, 0.0);
             assert!(!r.mm_recovered);
@@ -590,8 +590,8 @@ mod tests {
                 "the channel works"
             );
         }
-        let table_s = BucketMap::new(&kernel_s, LeakTable::Global, 64).unwrap();
-        let table_h = BucketMap::new(&kernel_h, LeakTable::Global, 64).unwrap();
+        let table_s = BucketMap::new(&kernel_s, AttackTable::Global, 64).unwrap();
+        let table_h = BucketMap::new(&kernel_h, AttackTable::Global, 64).unwrap();
         // The same attack with the right key: the key, not the function, protects.
         let r = run(table_s, &table_s, &space, 9, &cfg());
         assert!(r.mm_recovered);
@@ -602,7 +602,7 @@ mod tests {
     #[test]
     fn private_table_leaks_nothing() {
         let h = Jhash2 { scope: Scope::Addr };
-        let map = BucketMap::new(&h, LeakTable::Private, 16).unwrap();
+        let map = BucketMap::new(&h, AttackTable::Private, 16).unwrap();
         let space = CandidateSpace::direct_map(16).unwrap();
         let r = run(map, &map, &space, 3, &cfg());
         assert_eq!(r.bits_leaked, 0.0);
@@ -619,14 +619,14 @@ mod tests {
         assert!(obs.missed.iter().all(|&p| b(p) != b(obs.anchor)));
         // A full-scope hasher in the private table: mm still not hashed.
         let hf = Jhash2 { scope: Scope::Full };
-        let map = BucketMap::new(&hf, LeakTable::Private, 16).unwrap();
+        let map = BucketMap::new(&hf, AttackTable::Private, 16).unwrap();
         assert_eq!(run(map, &map, &space, 3, &cfg()).bits_leaked, 0.0);
     }
 
     #[test]
     fn scan_counts_match_brute_force_and_keep_bound() {
         let h = Jhash2 { scope: Scope::Full };
-        let map = BucketMap::new(&h, LeakTable::Global, 8).unwrap();
+        let map = BucketMap::new(&h, AttackTable::Global, 8).unwrap();
         let space = CandidateSpace::direct_map(12).unwrap();
         let obs = Observations {
             anchor: ATTACKER_BASE,

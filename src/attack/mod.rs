@@ -22,5 +22,6 @@
 //!
 //! `docs/security.md` has the threat model and the measured figures.
 
+pub mod flood;
 pub mod leak;
 pub mod oracle;

@@ -117,7 +117,7 @@ impl CandidateSpace {
 
 /// Which table the attacker's futexes are hashed into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeakTable {
+pub enum AttackTable {
     /// The global table: the hash covers `mm ‖ page` (`__futex_hash()`).
     Global,
     /// The process's private table: the hash covers the address only
@@ -125,12 +125,12 @@ pub enum LeakTable {
     Private,
 }
 
-impl LeakTable {
+impl AttackTable {
     /// `global` or `private`.
     pub fn as_str(self) -> &'static str {
         match self {
-            LeakTable::Global => "global",
-            LeakTable::Private => "private",
+            AttackTable::Global => "global",
+            AttackTable::Private => "private",
         }
     }
 }
@@ -139,7 +139,7 @@ impl LeakTable {
 #[derive(Debug)]
 pub struct BucketMap<'h, H: ?Sized> {
     hasher: &'h H,
-    table: LeakTable,
+    table: AttackTable,
     mask: u32,
 }
 
@@ -152,7 +152,7 @@ impl<H: ?Sized> Copy for BucketMap<'_, H> {}
 
 impl<'h, H: KeyHasher + ?Sized> BucketMap<'h, H> {
     /// `buckets` must be a power of two in `1..=2^31` (checked: `None` otherwise).
-    pub fn new(hasher: &'h H, table: LeakTable, buckets: usize) -> Option<Self> {
+    pub fn new(hasher: &'h H, table: AttackTable, buckets: usize) -> Option<Self> {
         if !buckets.is_power_of_two() || buckets > 1 << 31 {
             return None;
         }
@@ -169,7 +169,7 @@ impl<'h, H: KeyHasher + ?Sized> BucketMap<'h, H> {
     }
 
     /// Which table.
-    pub fn table(&self) -> LeakTable {
+    pub fn table(&self) -> AttackTable {
         self.table
     }
 
@@ -181,7 +181,7 @@ impl<'h, H: KeyHasher + ?Sized> BucketMap<'h, H> {
     /// Whether the bucket depends on `mm` at all (false for the private table: by
     /// construction [`BucketMap::bucket`] ignores `mm` there).
     pub fn hashes_mm(&self) -> bool {
-        self.table == LeakTable::Global
+        self.table == AttackTable::Global
     }
 
     /// The bucket of the private futex at `uaddr` (4-byte aligned; the two low bits are
@@ -189,8 +189,8 @@ impl<'h, H: KeyHasher + ?Sized> BucketMap<'h, H> {
     #[inline(always)]
     pub fn bucket(&self, mm: u64, uaddr: u64) -> u32 {
         let mm = match self.table {
-            LeakTable::Global => mm,
-            LeakTable::Private => 0,
+            AttackTable::Global => mm,
+            AttackTable::Private => 0,
         };
         let key = FutexKey::private(mm, uaddr & !3).expect("a 4-byte aligned address is a key");
         self.hasher.hash(&key) & self.mask
@@ -285,7 +285,7 @@ mod tests {
         // __futex_hash(): jhash2 over [lo(mm), hi(mm), lo(page), hi(page)], seed = offset,
         // computed here with the word function directly.
         let h = Jhash2 { scope: Scope::Full };
-        let m = BucketMap::new(&h, LeakTable::Global, 512).unwrap();
+        let m = BucketMap::new(&h, AttackTable::Global, 512).unwrap();
         let (mm, ua) = (0xffff_8880_1234_5600u64, 0x7f00_0000_1010u64);
         let want = jhash2(&[mm as u32, (mm >> 32) as u32, 0x0000_1000, 0x7f00], 0x10) & 511;
         assert_eq!(m.bucket(mm, ua), want);
@@ -293,16 +293,16 @@ mod tests {
         assert_eq!(m.bucket(mm, ua), 0x9aa8_39a9 & 511);
         // __futex_hash_private(): jhash2 over the address word only; mm plays no part.
         let ha = Jhash2 { scope: Scope::Addr };
-        let p = BucketMap::new(&ha, LeakTable::Private, 16).unwrap();
+        let p = BucketMap::new(&ha, AttackTable::Private, 16).unwrap();
         assert_eq!(p.bucket(mm, ua), 0x1ba1_298d & 15);
         assert_eq!(p.bucket(mm, ua), p.bucket(mm + 64, ua));
-        assert!(BucketMap::new(&h, LeakTable::Global, 3).is_none());
+        assert!(BucketMap::new(&h, AttackTable::Global, 3).is_none());
     }
 
     #[test]
     fn oracle_answers_bucket_equality_with_the_secret() {
         let h = Jhash2 { scope: Scope::Full };
-        let m = BucketMap::new(&h, LeakTable::Global, 64).unwrap();
+        let m = BucketMap::new(&h, AttackTable::Global, 64).unwrap();
         let space = CandidateSpace::direct_map(16).unwrap();
         let mut rng = SplitMix64::new(5);
         let mut o = SecretOracle::draw(m, &space, &mut rng);

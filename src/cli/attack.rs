@@ -2,15 +2,17 @@
 //! is [`crate::attack`], user docs in `docs/security.md`).
 
 use super::{CliError, OutputArgs, args};
+use crate::attack::flood::{self, FloodConfig, Placement, VictimWorkload};
 use crate::attack::leak::{self, LeakConfig};
 use crate::attack::oracle::{
-    BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, LeakTable, MAX_SPACE_BITS,
+    AttackTable, BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, MAX_SPACE_BITS,
 };
 use crate::hashers::{HashKey, KeyHasher, Scope};
-use crate::report::{Format, TextTable, output};
+use crate::report::{Format, TextTable, fmt_grouped, output};
 use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
 use crate::workload::rng::SplitMix64;
 use serde::Serialize;
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct AttackArgs {
@@ -22,6 +24,8 @@ pub(super) struct AttackArgs {
 enum AttackCmd {
     /// Leak the attacker's own mm pointer from bucket collisions (KernelSnitch).
     Leak(LeakArgs),
+    /// Park waiters in a victim's buckets and measure its wait/wake throughput.
+    Flood(FloodArgs),
 }
 
 /// Options shared by the subcommands: tables and their sizes.
@@ -46,17 +50,17 @@ struct TableArgs {
 
 /// The tables and sizes, checked.
 struct Tables {
-    kinds: Vec<LeakTable>,
+    kinds: Vec<AttackTable>,
     buckets: usize,
     slots: usize,
     cpus: usize,
 }
 
 impl Tables {
-    fn size(&self, t: LeakTable) -> usize {
+    fn size(&self, t: AttackTable) -> usize {
         match t {
-            LeakTable::Global => self.buckets,
-            LeakTable::Private => self.slots,
+            AttackTable::Global => self.buckets,
+            AttackTable::Private => self.slots,
         }
     }
 
@@ -75,8 +79,8 @@ impl TableArgs {
         let mut kinds = Vec::new();
         for t in self.table.split(',').map(str::trim) {
             let k = match t {
-                "global" => LeakTable::Global,
-                "private" => LeakTable::Private,
+                "global" => AttackTable::Global,
+                "private" => AttackTable::Private,
                 _ => {
                     return Err(CliError::Usage(format!(
                         "--table '{t}' is not a table; allowed: global, private (or a comma list)"
@@ -234,7 +238,7 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
             // the hasher's addr form when the registry has one; otherwise the key is hashed
             // with mm = 0 (`BucketMap`), which leaves mm out all the same.
             let addr_pair = match (t, kh.scope()) {
-                (LeakTable::Private, Scope::Full) => {
+                (AttackTable::Private, Scope::Full) => {
                     let name = format!("{}-addr", kh.name());
                     match (
                         args::algo_list(&name, kernel_key),
@@ -335,5 +339,248 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
 pub(super) fn run(a: AttackArgs) -> Result<(), CliError> {
     match a.cmd {
         AttackCmd::Leak(l) => run_leak(l),
+        AttackCmd::Flood(f) => run_flood(f),
     }
+}
+
+#[derive(Debug, clap::Args)]
+struct FloodArgs {
+    /// Hashers of the table: a comma list (see `futexhash list`), `seed` or `all`.
+    #[arg(long, value_name = "LIST")]
+    algo: String,
+    #[command(flatten)]
+    tables: TableArgs,
+    /// Waiters the attacker parks (one parked thread each).
+    #[arg(long, value_name = "N", value_parser = args::number, default_value = "1024")]
+    attacker_keys: u64,
+    /// How the attacker picks its addresses: computed (its hash model, both mm values
+    /// assumed known), discovered (probing against the victim's waiters: no mm, no key),
+    /// blind; or a comma list.
+    #[arg(long, value_name = "LIST", default_value = "computed,discovered")]
+    placement: String,
+    /// Victim workload: pingpong (wait/wake handoff between two threads), wake (wakes on
+    /// words nobody waits on), or a comma list.
+    #[arg(long, value_name = "LIST", default_value = "wake,pingpong")]
+    victim: String,
+    /// Length of one measured run, milliseconds.
+    #[arg(long, value_name = "MS", value_parser = args::number, default_value = "200")]
+    duration_ms: u64,
+    /// Alone/attacked run pairs; the medians are reported.
+    #[arg(long, value_name = "N", value_parser = args::number, default_value = "3")]
+    reps: u64,
+    /// Seed: draws both mm values (and the kernel's hash key unless --hash-key is given).
+    #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
+    seed: u64,
+    /// The kernel's key for the keyed hashers (32 hex digits); default: drawn from --seed.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
+    hash_key: Option<HashKey>,
+    /// The key the attacker assumes when computing placements for keyed hashers.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
+    attacker_key: HashKey,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Serialize)]
+struct FloodRecord {
+    algo: String,
+    table: &'static str,
+    buckets: usize,
+    attacker_keys: usize,
+    placement: &'static str,
+    victim_workload: &'static str,
+    victim_ops_per_sec: f64,
+    victim_ops_per_sec_alone: f64,
+    victim_slowdown: f64,
+    victim_slowdown_cpu: f64,
+    victim_wake_ns_p99: f64,
+    victim_wake_ns_p99_alone: f64,
+    keys_in_victim_buckets: usize,
+    placement_probes: u64,
+    keyed: bool,
+    /// Keyed hashers: whether the attacker's assumed key is the kernel's (`same`/`other`).
+    attacker_key: &'static str,
+    running_threads: usize,
+    parked_threads: usize,
+    cpus: usize,
+}
+
+/// Private futex hash slots this process asks the real kernel for during `flood`.
+const REAL_SLOTS: u64 = 8192;
+
+fn list<T: Copy + PartialEq>(
+    s: &str,
+    what: &str,
+    allowed: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, CliError> {
+    let mut v = Vec::new();
+    for p in s.split(',').map(str::trim) {
+        let x = parse(p).ok_or_else(|| {
+            CliError::Usage(format!("--{what} '{p}' is not allowed; allowed: {allowed}"))
+        })?;
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    Ok(v)
+}
+
+fn run_flood(a: FloodArgs) -> Result<(), CliError> {
+    let tables = a.tables.check()?;
+    let placements = list(
+        &a.placement,
+        "placement",
+        "computed, discovered, blind (or a comma list)",
+        Placement::by_name,
+    )?;
+    let workloads = list(
+        &a.victim,
+        "victim",
+        "pingpong, wake (or a comma list)",
+        VictimWorkload::by_name,
+    )?;
+    if !(1..=8192).contains(&a.attacker_keys) {
+        return Err(CliError::Usage(format!(
+            "--attacker-keys {} must be in 1..=8192 (one parked thread each)",
+            a.attacker_keys
+        )));
+    }
+    if !(1..=60_000).contains(&a.duration_ms) {
+        return Err(CliError::Usage(format!(
+            "--duration-ms {} must be in 1..=60000",
+            a.duration_ms
+        )));
+    }
+    if !(1..=100).contains(&a.reps) {
+        return Err(CliError::Usage(format!(
+            "--reps {} must be in 1..=100",
+            a.reps
+        )));
+    }
+    let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
+    let kernel = args::algo_list(&a.algo, kernel_key)?;
+    let attacker = args::algo_list(&a.algo, a.attacker_key)?;
+    a.out.check()?;
+    let space = CandidateSpace::direct_map(DEFAULT_SPACE_BITS).map_err(CliError::usage)?;
+    let mut rng = SplitMix64::new(a.seed);
+    let victim_mm = space.draw(&mut rng);
+    let mut attacker_mm = space.draw(&mut rng);
+    while attacker_mm == victim_mm {
+        attacker_mm = space.draw(&mut rng);
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The model's waiters block for real (std's park is a futex(2) wait), so all the
+    // parked attacker threads sit in *this process's* real futex hash too, and the
+    // victim's real park/unpark would walk their chains. Give this process a real private
+    // hash large enough to keep those chains short (Linux 6.16+; best effort).
+    let real_slots = match crate::bench::kernel::set_slots(REAL_SLOTS) {
+        Ok(()) => crate::bench::kernel::get_slots().ok(),
+        Err(_) => None,
+    };
+    let mut records = Vec::new();
+    for (kh, ah) in kernel.iter().zip(&attacker) {
+        for &t in &tables.kinds {
+            for &placement in &placements {
+                for &workload in &workloads {
+                    let cfg = FloodConfig {
+                        table: t,
+                        buckets: tables.buckets,
+                        slots: tables.slots,
+                        attacker_keys: a.attacker_keys as usize,
+                        placement,
+                        workload,
+                        duration: Duration::from_millis(a.duration_ms),
+                        reps: a.reps as usize,
+                        victim_mm,
+                        attacker_mm,
+                    };
+                    let r =
+                        flood::run(kh, ah, &cfg).map_err(|e| CliError::Runtime(e.to_string()))?;
+                    let round = |x: f64, d: f64| (x * d).round() / d;
+                    records.push(FloodRecord {
+                        algo: kh.name().to_string(),
+                        table: t.as_str(),
+                        buckets: tables.size(t),
+                        attacker_keys: cfg.attacker_keys,
+                        placement: placement.as_str(),
+                        victim_workload: workload.as_str(),
+                        victim_ops_per_sec: r.victim_ops_per_sec.round(),
+                        victim_ops_per_sec_alone: r.victim_ops_per_sec_alone.round(),
+                        victim_slowdown: round(r.victim_slowdown, 1000.0),
+                        victim_slowdown_cpu: round(r.victim_slowdown_cpu, 1000.0),
+                        victim_wake_ns_p99: r.victim_wake_ns_p99,
+                        victim_wake_ns_p99_alone: r.victim_wake_ns_p99_alone,
+                        keys_in_victim_buckets: r.keys_in_victim_buckets,
+                        placement_probes: r.placement_probes,
+                        keyed: kh.keyed(),
+                        attacker_key: match (kh.keyed(), kernel_key == a.attacker_key) {
+                            (false, _) => "n/a",
+                            (true, true) => "same",
+                            (true, false) => "other",
+                        },
+                        running_threads: r.running_threads,
+                        parked_threads: cfg.attacker_keys,
+                        cpus,
+                    });
+                }
+            }
+        }
+    }
+    render(&a.out, &records, || {
+        let mut t = TextTable::new([
+            "algo",
+            "table",
+            "placement",
+            "victim",
+            "keys in victim buckets",
+            "ops/s alone",
+            "ops/s attacked",
+            "slowdown",
+            "per CPU s",
+            "wake p99 ns alone",
+            "wake p99 ns attacked",
+        ]);
+        for r in &records {
+            t.push(vec![
+                r.algo.clone(),
+                r.table.to_string(),
+                r.placement.to_string(),
+                r.victim_workload.to_string(),
+                format!("{}/{}", r.keys_in_victim_buckets, r.attacker_keys),
+                fmt_grouped(r.victim_ops_per_sec_alone, 0),
+                fmt_grouped(r.victim_ops_per_sec, 0),
+                format!("{:.2}x", r.victim_slowdown),
+                format!("{:.2}x", r.victim_slowdown_cpu),
+                fmt_grouped(r.victim_wake_ns_p99_alone, 0),
+                fmt_grouped(r.victim_wake_ns_p99, 0),
+            ]);
+        }
+        let threads = if 2 > cpus {
+            format!(
+                "NOTE: 2 running victim threads exceed the {cpus} CPU(s): the figures include \
+                 the scheduler"
+            )
+        } else {
+            format!(
+                "2 victim threads run on {cpus} CPUs; the attacker's {} threads are parked \
+                 (not runnable)",
+                a.attacker_keys
+            )
+        };
+        format!(
+            "model table, real threads; {}; victim mm {victim_mm:#x}, attacker mm \
+             {attacker_mm:#x} (seed {}); computed placement assumes both mm values known \
+             (the leak gives only the attacker's own); discovered placement needs neither mm \
+             nor key, only a table shared with the victim; {threads}; this process's real \
+             futex hash: {}\n{}",
+            tables.describe(),
+            a.seed,
+            match real_slots {
+                Some(n) => format!("{n} private slots (set so the parked threads' real futexes stay out of the victim's way)"),
+                None => "unchanged (no PR_FUTEX_HASH): the victim's real park/unpark may share chains with the parked threads".into(),
+            },
+            t.render()
+        )
+    })
 }
