@@ -160,14 +160,14 @@ pub struct FloodResult {
     pub running_threads: usize,
 }
 
-/// The two processes' view of the table: both on the global table, or each its own process.
-enum Side<'a, H: KeyHasher> {
+/// One process's view of the table: the global table itself, or its [`Process`].
+pub(super) enum Side<'a, H: KeyHasher> {
     Global(&'a GlobalTable<H, Aligned>),
     Process(&'a Process<H, Aligned>),
 }
 
 impl<H: KeyHasher> Side<'_, H> {
-    fn wait(
+    pub(super) fn wait(
         &self,
         key: &FutexKey,
         word: &AtomicU32,
@@ -181,7 +181,7 @@ impl<H: KeyHasher> Side<'_, H> {
     }
 
     #[inline]
-    fn wake(&self, key: &FutexKey) -> usize {
+    pub(super) fn wake(&self, key: &FutexKey) -> usize {
         match self {
             Side::Global(t) => t.wake(key, 1),
             Side::Process(p) => p.wake(key, 1),
@@ -190,7 +190,7 @@ impl<H: KeyHasher> Side<'_, H> {
 
     /// The identity of `key`'s bucket: (table, index); the global table is table 0, a
     /// process's private table is named by the process's address.
-    fn bucket_id(&self, key: &FutexKey) -> (usize, usize) {
+    pub(super) fn bucket_id(&self, key: &FutexKey) -> (usize, usize) {
         match self {
             Side::Global(t) => (0, t.index_of(key)),
             Side::Process(p) => match p.route(key) {
@@ -201,7 +201,7 @@ impl<H: KeyHasher> Side<'_, H> {
     }
 
     /// Waiters queued on every chain this side reaches.
-    fn queued(&self) -> usize {
+    pub(super) fn queued(&self) -> usize {
         let global = |t: &GlobalTable<H, Aligned>| t.buckets().iter().map(|b| b.queued()).sum();
         match self {
             Side::Global(t) => global(t),
@@ -210,7 +210,62 @@ impl<H: KeyHasher> Side<'_, H> {
     }
 }
 
-fn key(mm: u64, uaddr: u64) -> FutexKey {
+/// The two designs with their victim and attacker processes.
+pub(super) struct World<H: KeyHasher> {
+    global: Arc<GlobalTable<H, Aligned>>,
+    procs: Option<(Process<H, Aligned>, Process<H, Aligned>)>,
+}
+
+impl<H: KeyHasher + Clone> World<H> {
+    /// `global`: one global table of `buckets`; `private`: the same plus a private table of
+    /// `slots` for each of the two processes (`victim_mm`, `attacker_mm`).
+    pub(super) fn new(
+        kernel: &H,
+        table: AttackTable,
+        buckets: usize,
+        slots: usize,
+        victim_mm: u64,
+        attacker_mm: u64,
+    ) -> Result<Self, TableError> {
+        let g = Geometry {
+            nodes: 1,
+            per_node: buckets,
+            reduce: Reduce::Mask,
+            squash: false,
+        };
+        let global = Arc::new(GlobalTable::<H, Aligned>::new(kernel.clone(), g)?);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let procs = match table {
+            AttackTable::Global => None,
+            AttackTable::Private => {
+                let mk = |mm| -> Result<Process<H, Aligned>, TableError> {
+                    let p = Process::new(
+                        mm,
+                        global.clone(),
+                        kernel.clone(),
+                        SlotPolicy::Manual,
+                        Reduce::Mask,
+                        cpus,
+                    );
+                    p.set_slots(slots as u64)?;
+                    Ok(p)
+                };
+                Some((mk(victim_mm)?, mk(attacker_mm)?))
+            }
+        };
+        Ok(World { global, procs })
+    }
+
+    /// (victim, attacker).
+    pub(super) fn sides(&self) -> (Side<'_, H>, Side<'_, H>) {
+        match &self.procs {
+            None => (Side::Global(&self.global), Side::Global(&self.global)),
+            Some((v, a)) => (Side::Process(v), Side::Process(a)),
+        }
+    }
+}
+
+pub(super) fn key(mm: u64, uaddr: u64) -> FutexKey {
     FutexKey::private(mm, uaddr & !3).expect("4-byte aligned address")
 }
 
@@ -389,38 +444,39 @@ fn victim_run<H: KeyHasher>(side: &Side<'_, H>, cfg: &FloodConfig) -> Run {
     }
 }
 
-/// A victim run with the attacker's waiters parked on `addrs` (one thread each).
-fn attacked_run<H: KeyHasher>(
-    victim: &Side<'_, H>,
-    attacker: &Side<'_, H>,
+/// Parks one real thread per address of `addrs` (keys of `mm`) on `side`, runs `f` once
+/// they are all queued, then releases them.
+pub(super) fn with_parked<H: KeyHasher, R>(
+    side: &Side<'_, H>,
+    mm: u64,
     addrs: &[u64],
-    cfg: &FloodConfig,
-) -> Run {
-    let keys: Vec<FutexKey> = addrs.iter().map(|&a| key(cfg.attacker_mm, a)).collect();
+    f: impl FnOnce() -> R,
+) -> R {
+    let keys: Vec<FutexKey> = addrs.iter().map(|&a| key(mm, a)).collect();
     let words: Vec<AtomicU32> = addrs.iter().map(|_| AtomicU32::new(0)).collect();
-    let base = attacker.queued();
+    let base = side.queued();
     std::thread::scope(|s| {
         for (k, w) in keys.iter().zip(&words) {
             std::thread::Builder::new()
                 .stack_size(64 << 10)
                 .spawn_scoped(s, move || {
                     // Park until released (word != 0). Acquire pairs with the release
-                    // store below; the timeout only bounds a test that goes wrong.
+                    // store below; the timeout only bounds a run that goes wrong.
                     while w.load(Ordering::Acquire) == 0 {
-                        let _ = attacker.wait(k, w, 0, Duration::from_secs(60));
+                        let _ = side.wait(k, w, 0, Duration::from_secs(60));
                     }
                 })
-                .expect("spawn attacker thread");
+                .expect("spawn a parked thread");
         }
-        // Wait until every attacker waiter is queued.
+        // Wait until every waiter is queued.
         let t = Instant::now();
-        while attacker.queued() < base + keys.len() && t.elapsed() < Duration::from_secs(30) {
+        while side.queued() < base + keys.len() && t.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        let r = victim_run(victim, cfg);
+        let r = f();
         for (k, w) in keys.iter().zip(&words) {
             w.store(1, Ordering::Release);
-            attacker.wake(k);
+            side.wake(k);
         }
         r
     })
@@ -446,36 +502,15 @@ pub fn run<H: KeyHasher + Clone, M: KeyHasher + ?Sized>(
     model: &M,
     cfg: &FloodConfig,
 ) -> Result<FloodResult, TableError> {
-    let g = Geometry {
-        nodes: 1,
-        per_node: cfg.buckets,
-        reduce: Reduce::Mask,
-        squash: false,
-    };
-    let global = Arc::new(GlobalTable::<H, Aligned>::new(kernel.clone(), g)?);
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let procs = match cfg.table {
-        AttackTable::Global => None,
-        AttackTable::Private => {
-            let mk = |mm| -> Result<Process<H, Aligned>, TableError> {
-                let p = Process::new(
-                    mm,
-                    global.clone(),
-                    kernel.clone(),
-                    SlotPolicy::Manual,
-                    Reduce::Mask,
-                    cpus,
-                );
-                p.set_slots(cfg.slots as u64)?;
-                Ok(p)
-            };
-            Some((mk(cfg.victim_mm)?, mk(cfg.attacker_mm)?))
-        }
-    };
-    let (victim, attacker) = match &procs {
-        None => (Side::Global(&global), Side::Global(&global)),
-        Some((v, a)) => (Side::Process(v), Side::Process(a)),
-    };
+    let world = World::new(
+        kernel,
+        cfg.table,
+        cfg.buckets,
+        cfg.slots,
+        cfg.victim_mm,
+        cfg.attacker_mm,
+    )?;
+    let (victim, attacker) = world.sides();
     let (addrs, placement_probes) = place(cfg, model, &victim, &attacker);
     let vbuckets: Vec<(usize, usize)> = VICTIM_WORDS
         .iter()
@@ -489,7 +524,9 @@ pub fn run<H: KeyHasher + Clone, M: KeyHasher + ?Sized>(
     let (mut ratio, mut ratio_cpu) = (vec![], vec![]);
     for _ in 0..cfg.reps.max(1) {
         let a = victim_run(&victim, cfg);
-        let b = attacked_run(&victim, &attacker, &addrs, cfg);
+        let b = with_parked(&attacker, cfg.attacker_mm, &addrs, || {
+            victim_run(&victim, cfg)
+        });
         // Adjacent runs form a pair, so slow drift of the machine's load cancels.
         ratio.push(a.ops_per_sec / b.ops_per_sec);
         ratio_cpu.push(a.ops_per_cpu_sec / b.ops_per_cpu_sec);

@@ -22,6 +22,7 @@
 //!
 //! `docs/security.md` has the threat model and the measured figures.
 
+pub mod channel;
 pub mod flood;
 pub mod leak;
 pub mod oracle;
