@@ -27,7 +27,7 @@
 
 use super::oracle::{BucketMap, CandidateSpace, CollisionOracle, SecretOracle};
 use crate::hashers::KeyHasher;
-use crate::workload::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 

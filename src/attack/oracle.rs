@@ -20,7 +20,7 @@
 
 use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
-use crate::workload::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use std::fmt;
 
 /// The kernel direct map on x86-64 with 4-level paging, where `mm_struct`s (slab objects)

@@ -9,9 +9,9 @@ use crate::attack::oracle::{
     AttackTable, BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, MAX_SPACE_BITS,
 };
 use crate::hashers::{HashKey, KeyHasher, Scope};
-use crate::report::{Format, TextTable, fmt_grouped, output};
+use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::rng::SplitMix64;
 use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
-use crate::workload::rng::SplitMix64;
 use serde::Serialize;
 use std::time::Duration;
 
