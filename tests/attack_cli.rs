@@ -1,4 +1,4 @@
-//! `futexhash attack leak|flood|channel`: records as in the spec ("Security"), the
+//! `futexhash attack leak|flood|channel`: records as in docs/cli.md, the
 //! done-when outcomes on small spaces, and bad input.
 
 mod common;

@@ -190,6 +190,7 @@ pub fn scan<H: KeyHasher + ?Sized>(
         return (n, None);
     }
     const CHUNK: u64 = 1 << 16;
+    const BATCH: usize = 1024;
     let chunks = space.len().div_ceil(CHUNK);
     // Work distribution only: each worker claims the next chunk number. Relaxed suffices —
     // the counter publishes no data; results reach the caller through `join`, which
@@ -202,20 +203,43 @@ pub fn scan<H: KeyHasher + ?Sized>(
                 let next = &next;
                 s.spawn(move || {
                     let (mut count, mut kept) = (0u64, Vec::new());
+                    let (mut mms, mut keys) =
+                        (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
+                    let (mut b0, mut b1) = (vec![0u32; BATCH], vec![0u32; BATCH]);
                     loop {
                         let c = next.fetch_add(1, Ordering::Relaxed);
                         if c >= chunks {
                             break;
                         }
                         let end = ((c + 1) * CHUNK).min(space.len());
-                        for i in c * CHUNK..end {
-                            let mm = space.candidate(i);
+                        let mut keep_one = |mm: u64| {
                             if obs.consistent(map, mm) {
                                 count += 1;
                                 if kept.len() < keep {
                                     kept.push(mm);
                                 }
                             }
+                        };
+                        let Some(&first) = obs.collided.first() else {
+                            (c * CHUNK..end).for_each(|i| keep_one(space.candidate(i)));
+                            continue;
+                        };
+                        // Batches: the anchor's and the first collision's buckets for
+                        // BATCH candidates with one `hash_many` each; the few that agree
+                        // get the full test.
+                        let mut i = c * CHUNK;
+                        while i < end {
+                            let n = (end - i).min(BATCH as u64) as usize;
+                            mms.clear();
+                            mms.extend((0..n as u64).map(|j| space.candidate(i + j)));
+                            map.buckets_many(&mms, obs.anchor, &mut keys, &mut b0[..n]);
+                            map.buckets_many(&mms, first, &mut keys, &mut b1[..n]);
+                            for j in 0..n {
+                                if b0[j] == b1[j] {
+                                    keep_one(mms[j]);
+                                }
+                            }
+                            i += n as u64;
                         }
                     }
                     (count, kept)

@@ -2,9 +2,9 @@
 //! the attacker to a bucket, and the oracle that answers "does this probe share a bucket with
 //! one of my parked waiters?" without ever handing out the secret.
 //!
-//! Model (KernelSnitch, NDSS 2025, §"Leaking kernel pointers"; kernel/futex/core.c v6.16+):
+//! Model (KernelSnitch, NDSS 2025, its futex `mm_struct` leak; kernel/futex/core.c v6.16+):
 //! the attacker's private futex at user address `a` has the key
-//! `(mm, a & !0xfff, a & 0xfff)` (`shared/spec` key layout, [`FutexKey::private`]). The
+//! `(mm, a & !0xfff, a & 0xfff)` (key layout: docs/hashers.md, [`FutexKey::private`]). The
 //! global table puts it in bucket `hash(key) & (buckets - 1)` with `hash` over `mm ‖ page`
 //! and the offset as seed (`__futex_hash()`); a private table (`__futex_hash_private()`)
 //! hashes the address only, so `mm` does not enter at all. The attacker knows its own
@@ -194,6 +194,25 @@ impl<'h, H: KeyHasher + ?Sized> BucketMap<'h, H> {
         };
         let key = FutexKey::private(mm, uaddr & !3).expect("a 4-byte aligned address is a key");
         self.hasher.hash(&key) & self.mask
+    }
+}
+
+impl<H: KeyHasher + ?Sized> BucketMap<'_, H> {
+    /// [`BucketMap::bucket`] of `uaddr` for every `mm` of `mms`, into `out` (same length);
+    /// `keys` is scratch space. One `hash_many` call: no per-key dispatch.
+    pub fn buckets_many(&self, mms: &[u64], uaddr: u64, keys: &mut Vec<FutexKey>, out: &mut [u32]) {
+        keys.clear();
+        keys.extend(mms.iter().map(|&mm| {
+            let mm = match self.table {
+                AttackTable::Global => mm,
+                AttackTable::Private => 0,
+            };
+            FutexKey::private(mm, uaddr & !3).expect("a 4-byte aligned address is a key")
+        }));
+        self.hasher.hash_many(keys, out);
+        for o in out.iter_mut() {
+            *o &= self.mask;
+        }
     }
 }
 

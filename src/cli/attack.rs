@@ -1,4 +1,4 @@
-//! `futexhash attack leak|channel|flood` (`shared/spec/cli.md`, "Security"; the library side
+//! `futexhash attack leak|channel|flood` (docs/cli.md, "attack"; the library side
 //! is [`crate::attack`], user docs in `docs/security.md`).
 
 use super::{CliError, OutputArgs, args};
