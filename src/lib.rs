@@ -5,6 +5,7 @@
 //! calls it.
 #![warn(missing_docs)]
 
+pub mod attack;
 pub mod bench;
 pub mod capture;
 pub mod check;

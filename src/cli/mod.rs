@@ -6,6 +6,7 @@
 //! parse errors also exit 2); a failure while running is a [`CliError::Runtime`] (exit 1).
 
 pub mod args;
+mod attack;
 mod bench;
 mod capture;
 mod check;
@@ -56,6 +57,9 @@ enum Command {
     /// Record every futex system call of a command or process tree (bpftrace), with the
     /// real mm: input for `--workload trace:FILE`.
     Capture(capture::CaptureArgs),
+    /// Security: leak the attacker's mm from bucket collisions, measure the timing channel,
+    /// flood a victim's buckets (docs/security.md).
+    Attack(attack::AttackArgs),
 }
 
 /// Why a subcommand failed.
@@ -119,6 +123,7 @@ where
         Command::Sim(a) => sim::run(*a),
         Command::Report(a) => report::run(a),
         Command::Capture(a) => capture::run(a),
+        Command::Attack(a) => attack::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

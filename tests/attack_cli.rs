@@ -1,0 +1,229 @@
+//! `futexhash attack leak|flood|channel`: records as in docs/cli.md, the
+//! done-when outcomes on small spaces, and bad input.
+
+mod common;
+
+use common::futexhash;
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Vec<Value> {
+    let out = futexhash(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match serde_json::from_slice(&out.stdout).expect("json") {
+        Value::Array(v) => v,
+        other => panic!("not an array: {other}"),
+    }
+}
+
+fn has_fields(r: &Value, fields: &[&str]) {
+    for f in fields {
+        assert!(r.get(*f).is_some(), "field {f} missing in {r}");
+    }
+}
+
+const LEAK_FIELDS: [&str; 6] = [
+    "algo",
+    "table",
+    "probes",
+    "collisions_observed",
+    "bits_leaked",
+    "mm_recovered",
+];
+const FLOOD_FIELDS: [&str; 6] = [
+    "algo",
+    "table",
+    "attacker_keys",
+    "victim_ops_per_sec",
+    "victim_ops_per_sec_alone",
+    "victim_slowdown",
+];
+
+#[test]
+fn leak_recovers_mm_from_jhash2_global_and_nothing_from_private() {
+    let rs = json(&[
+        "attack",
+        "leak",
+        "--algo",
+        "jhash2",
+        "--space-bits",
+        "16",
+        "--buckets",
+        "64",
+        "--seed",
+        "7",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rs.len(), 2);
+    for r in &rs {
+        has_fields(r, &LEAK_FIELDS);
+    }
+    let g = &rs[0];
+    assert_eq!(g["table"], "global");
+    assert_eq!(g["mm_recovered"], true);
+    // All 16 bits of the candidate index: log2(2^16 / 1).
+    assert_eq!(g["bits_leaked"].as_f64(), Some(16.0));
+    assert_eq!(g["mm"], g["mm_guess"]);
+    assert!(g["probes"].as_u64().unwrap() >= g["collisions_observed"].as_u64().unwrap());
+    let p = &rs[1];
+    assert_eq!(p["table"], "private");
+    assert_eq!(p["bits_leaked"].as_f64(), Some(0.0));
+    assert_eq!(p["mm_recovered"], false);
+    assert_eq!(p["table_hasher"], "jhash2-addr");
+}
+
+#[test]
+fn leak_keyed_hashers_leak_only_with_the_key() {
+    let key = "f0e1d2c3b4a5968778695a4b3c2d1e0f";
+    let base = [
+        "attack",
+        "leak",
+        "--algo",
+        "siphash,hsiphash",
+        "--table",
+        "global",
+        "--space-bits",
+        "14",
+        "--buckets",
+        "64",
+        "--hash-key",
+        key,
+        "--format",
+        "json",
+    ];
+    // No key: cannot test candidates.
+    for r in json(&base) {
+        assert_eq!(r["bits_leaked"].as_f64(), Some(0.0), "{r}");
+        assert_eq!(r["mm_recovered"], false);
+        assert_eq!(r["attacker_key"], "none");
+    }
+    // A wrong key: tests candidates, learns nothing true.
+    let mut wrong = base.to_vec();
+    wrong.extend(["--attacker-key", "000102030405060708090a0b0c0d0e0f"]);
+    for r in json(&wrong) {
+        assert_eq!(r["bits_leaked"].as_f64(), Some(0.0), "{r}");
+        assert_eq!(r["attacker_key"], "other");
+    }
+    // The kernel's key: the same attack recovers mm.
+    let mut same = base.to_vec();
+    same.extend(["--attacker-key", key]);
+    for r in json(&same) {
+        assert_eq!(r["mm_recovered"], true, "{r}");
+        assert_eq!(r["bits_leaked"].as_f64(), Some(14.0));
+    }
+}
+
+#[test]
+fn flood_slows_the_victim_in_the_global_table_only() {
+    let rs = json(&[
+        "attack",
+        "flood",
+        "--algo",
+        "jhash2",
+        "--attacker-keys",
+        "256",
+        "--placement",
+        "computed",
+        "--victim",
+        "wake",
+        "--duration-ms",
+        "40",
+        "--reps",
+        "3",
+        "--buckets",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rs.len(), 2);
+    for r in &rs {
+        has_fields(r, &FLOOD_FIELDS);
+    }
+    let (g, p) = (&rs[0], &rs[1]);
+    assert_eq!(g["keys_in_victim_buckets"], 256);
+    assert_eq!(p["keys_in_victim_buckets"], 0);
+    // 256 foreign entries on the victim's chain instead of an empty bucket: far slower per
+    // operation. The private design: the same work as alone.
+    let (gs, ps) = (
+        g["victim_slowdown_cpu"].as_f64().unwrap(),
+        p["victim_slowdown_cpu"].as_f64().unwrap(),
+    );
+    assert!(gs > 3.0, "global slowdown {gs}");
+    assert!(ps < gs / 2.0, "private slowdown {ps} vs global {gs}");
+}
+
+#[test]
+fn channel_separates_in_the_shared_table_only() {
+    let rs = json(&[
+        "attack",
+        "channel",
+        "--waiters",
+        "4",
+        "--scenario",
+        "cross",
+        "--samples",
+        "5000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rs.len(), 2);
+    let (g, p) = (&rs[0], &rs[1]);
+    assert_eq!(g["table"], "global");
+    assert_eq!(g["same_bucket"], true);
+    assert!(g["auc"].as_f64().unwrap() > 0.8, "{g}");
+    assert_eq!(p["same_bucket"], false);
+    assert_eq!(p["separable"], false, "{p}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, needle) in [
+        (
+            &["attack", "leak", "--algo", "jhash2", "--table", "foo"][..],
+            "'foo'",
+        ),
+        (
+            &["attack", "leak", "--algo", "jhash2", "--buckets", "3"][..],
+            "--buckets 3",
+        ),
+        (
+            &["attack", "leak", "--algo", "jhash2", "--space-bits", "40"][..],
+            "--space-bits 40",
+        ),
+        (&["attack", "leak", "--algo", "nope"][..], "'nope'"),
+        (
+            &["attack", "flood", "--algo", "jhash2", "--placement", "x"][..],
+            "--placement 'x'",
+        ),
+        (
+            &[
+                "attack",
+                "flood",
+                "--algo",
+                "jhash2",
+                "--attacker-keys",
+                "0",
+            ][..],
+            "--attacker-keys 0",
+        ),
+        (
+            &["attack", "channel", "--waiters", "0"][..],
+            "--waiters '0'",
+        ),
+        (
+            &["attack", "leak", "--algo", "jhash2", "--hash-key", "zz"][..],
+            "zz",
+        ),
+    ] {
+        let out = futexhash(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
