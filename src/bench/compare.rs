@@ -25,21 +25,19 @@
 //! Each pair is measured `reps` times, alternating A and B so drifting background load hits
 //! both alike; medians are reported.
 
+use super::backend::{Keys, SYNTHETIC_MM, TableBackend, make_key};
 use super::kernel::KernelBackend;
-use super::model::{ModelBackend, SYNTHETIC_MM, make_key};
-use super::runner::{self, Backend, RunConfig, Worker};
-use super::sweep::SweepError;
+use super::options::BenchError;
+use super::runner::{self, RunConfig};
 use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
 use crate::render::{TextTable, fmt_grouped};
 use crate::table::{
-    Aligned, BucketLayout, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce,
-    TableKind,
+    Aligned, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce, TableKind,
 };
 use crate::throughput::stats::ThroughputStats;
 use crate::throughput::{RunOutcome, Workload};
 use serde::Serialize;
-use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 /// One figure: medians of A and B and their ratio.
@@ -134,11 +132,8 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn rt(e: runner::RunError) -> SweepError {
-    SweepError {
-        usage: false,
-        message: e.0,
-    }
+fn rt(e: runner::RunError) -> BenchError {
+    BenchError::runtime(e.0)
 }
 
 fn cpu_share(o: &RunOutcome) -> f64 {
@@ -190,9 +185,9 @@ fn total_cpu_rate(o: &RunOutcome) -> f64 {
 /// Runs A and B `reps` times alternately.
 fn runs(
     reps: usize,
-    mut a: impl FnMut() -> Result<RunOutcome, SweepError>,
-    mut b: impl FnMut() -> Result<RunOutcome, SweepError>,
-) -> Result<(Vec<RunOutcome>, Vec<RunOutcome>), SweepError> {
+    mut a: impl FnMut() -> Result<RunOutcome, BenchError>,
+    mut b: impl FnMut() -> Result<RunOutcome, BenchError>,
+) -> Result<(Vec<RunOutcome>, Vec<RunOutcome>), BenchError> {
     let (mut va, mut vb) = (Vec::new(), Vec::new());
     for _ in 0..reps.max(1) {
         va.push(a()?);
@@ -204,61 +199,15 @@ fn runs(
 /// Measures A and B `reps` times alternately; returns (median A, median B, min share).
 fn pair(
     reps: usize,
-    a: impl FnMut() -> Result<RunOutcome, SweepError>,
-    b: impl FnMut() -> Result<RunOutcome, SweepError>,
+    a: impl FnMut() -> Result<RunOutcome, BenchError>,
+    b: impl FnMut() -> Result<RunOutcome, BenchError>,
     metric: impl Fn(&RunOutcome) -> f64,
-) -> Result<(f64, f64, f64), SweepError> {
+) -> Result<(f64, f64, f64), BenchError> {
     let (ra, rb) = runs(reps, a, b)?;
     let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
     let mut va: Vec<f64> = ra.iter().map(&metric).collect();
     let mut vb: Vec<f64> = rb.iter().map(&metric).collect();
     Ok((median(&mut va), median(&mut vb), share))
-}
-
-/// A backend whose thread t waits on one word (its own cache line) under the key
-/// `keys[t]`, on a global table with layout `L`.
-struct PinnedKeys<L: BucketLayout> {
-    table: GlobalTable<Builtin, L>,
-    keys: [FutexKey; 2],
-}
-
-#[repr(align(64))]
-struct PaddedWord(AtomicU32);
-
-struct PinnedWorker<'a, L: BucketLayout> {
-    table: &'a GlobalTable<Builtin, L>,
-    word: Box<PaddedWord>,
-    key: FutexKey,
-}
-
-impl<L: BucketLayout> Worker for PinnedWorker<'_, L> {
-    #[inline]
-    fn wait_fail(&mut self, _idx: usize) -> bool {
-        self.table
-            .wait(&self.key, &self.word.0, 1234, None)
-            .is_err()
-    }
-    #[inline]
-    fn wake(&mut self, _idx: usize) -> bool {
-        self.table.wake(&self.key, 1) == 0
-    }
-    fn word_addr(&self, _idx: usize) -> usize {
-        self.word.0.as_ptr() as usize
-    }
-}
-
-impl<L: BucketLayout> Backend for PinnedKeys<L> {
-    type Worker<'a>
-        = PinnedWorker<'a, L>
-    where
-        L: 'a;
-    fn worker(&self, thread: usize, _futexes: usize) -> PinnedWorker<'_, L> {
-        PinnedWorker {
-            table: &self.table,
-            word: Box::new(PaddedWord(AtomicU32::new(0))),
-            key: self.keys[thread % 2],
-        }
-    }
 }
 
 /// Bucket count of the false-sharing tables.
@@ -289,7 +238,7 @@ fn adjacent_keys(packed: &GlobalTable<Builtin, Packed>) -> [FutexKey; 2] {
 
 /// Measures the three figures: each measurement runs `runtime`, `reps` times alternately.
 /// `futexes` is perf's F for the first two figures. Takes about `12 × reps × runtime`.
-pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, SweepError> {
+pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, BenchError> {
     let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
     let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
     let mut figures = Vec::new();
@@ -297,11 +246,8 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
     // (a) model op vs syscall, 1 thread.
     let mut spec = ModelSpec::new(jhash.shared(), TableKind::Private);
     spec.private_hasher = Some(jaddr.shared());
-    let model = ModelBackend::new(
-        ModelTable::build(spec).map_err(|e| SweepError {
-            usage: false,
-            message: e.to_string(),
-        })?,
+    let model = TableBackend::by_address(
+        ModelTable::build(spec).map_err(|e| BenchError::runtime(e.to_string()))?,
         false,
     );
     let one = RunConfig::new(1, futexes, runtime, Workload::Hash);
@@ -327,11 +273,8 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
     // (b) 2 threads vs 1 on a large aligned table.
     let mut spec = ModelSpec::new(jhash.shared(), TableKind::Global);
     spec.buckets = Some(65536);
-    let big = ModelBackend::new(
-        ModelTable::build(spec).map_err(|e| SweepError {
-            usage: false,
-            message: e.to_string(),
-        })?,
+    let big = TableBackend::by_address(
+        ModelTable::build(spec).map_err(|e| BenchError::runtime(e.to_string()))?,
         false,
     );
     let two = RunConfig::new(2, futexes, runtime, Workload::Hash);
@@ -378,21 +321,17 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         reduce: Reduce::Mask,
         squash: false,
     };
-    let packed_t = GlobalTable::<Builtin, Packed>::new(jhash, geo).map_err(|e| SweepError {
-        usage: false,
-        message: e.to_string(),
-    })?;
+    let packed_t = GlobalTable::<Builtin, Packed>::new(jhash, geo)
+        .map_err(|e| BenchError::runtime(e.to_string()))?;
     let keys = adjacent_keys(&packed_t);
-    let packed = PinnedKeys {
+    let packed = TableBackend {
         table: packed_t,
-        keys,
+        keys: Keys::PerThread(keys.to_vec()),
     };
-    let aligned = PinnedKeys {
-        table: GlobalTable::<Builtin, Aligned>::new(jhash, geo).map_err(|e| SweepError {
-            usage: false,
-            message: e.to_string(),
-        })?,
-        keys,
+    let aligned = TableBackend {
+        table: GlobalTable::<Builtin, Aligned>::new(jhash, geo)
+            .map_err(|e| BenchError::runtime(e.to_string()))?,
+        keys: Keys::PerThread(keys.to_vec()),
     };
     let fs = RunConfig::new(2, 1, runtime, Workload::Hash);
     let (a, b, share) = pair(
@@ -420,7 +359,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
 }
 
 /// [`compare_with`] with 3 repetitions.
-pub fn compare(runtime: Duration, futexes: usize) -> Result<Figures, SweepError> {
+pub fn compare(runtime: Duration, futexes: usize) -> Result<Figures, BenchError> {
     compare_with(runtime, futexes, 3)
 }
 

@@ -69,12 +69,16 @@ pub enum CliError {
     Usage(String),
     /// Something failed while running: exit 1.
     Runtime(String),
+    /// SIGINT/SIGTERM stopped the work after what was measured had been printed: exit
+    /// 130 (128 + SIGINT), as a shell reports an interrupted command.
+    Interrupted,
 }
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Usage(s) | CliError::Runtime(s) => f.write_str(s),
+            CliError::Interrupted => f.write_str("interrupted"),
         }
     }
 }
@@ -135,5 +139,6 @@ where
             eprintln!("futexhash: error: {msg}");
             ExitCode::from(1)
         }
+        Err(CliError::Interrupted) => ExitCode::from(130),
     }
 }

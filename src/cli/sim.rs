@@ -189,33 +189,27 @@ pub(super) fn run(a: SimArgs) -> Result<(), CliError> {
 }
 
 /// A profile argument: an existing file, else `data/machines/NAME.toml` under the current
-/// directory or the source tree.
+/// directory, else the profile of that name built into the binary ([`crate::assets`]).
 fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
     let direct = PathBuf::from(arg);
-    let candidates = [
-        direct.clone(),
-        PathBuf::from("data/machines").join(format!("{arg}.toml")),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("data/machines")
-            .join(format!("{arg}.toml")),
-    ];
-    match candidates.iter().find(|p| p.is_file()) {
-        Some(p) => MachineProfile::load(p).map_err(CliError::Usage),
+    if direct.is_file() {
+        return MachineProfile::load(&direct).map_err(CliError::Usage);
+    }
+    match crate::assets::profile_path(arg) {
+        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
+            .map_err(CliError::Usage),
         None => Err(CliError::Usage(format!(
-            "profile '{arg}' is neither a file nor a name in data/machines/ (e.g. seed-256cpu, this-vm)"
+            "profile '{arg}' is neither a file nor a built-in profile ({})",
+            crate::assets::profile_names().join(", ")
         ))),
     }
 }
 
-fn published_dir(arg: Option<PathBuf>) -> PathBuf {
-    arg.unwrap_or_else(|| {
-        let local = PathBuf::from("data/published");
-        if local.is_dir() {
-            local
-        } else {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("data/published")
-        }
-    })
+fn published_dir(arg: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    match arg {
+        Some(d) => Ok(d),
+        None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string())),
+    }
 }
 
 fn two_rows(s: &str) -> Result<[usize; 2], CliError> {
@@ -540,7 +534,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
 fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
     v.out.check()?;
     let rows = two_rows(&v.rows)?;
-    let data = published_dir(v.data);
+    let data = published_dir(v.data)?;
     let template = match &v.template {
         Some(t) => resolve_profile(t)?,
         None => seed_box_template(),
