@@ -14,6 +14,10 @@
 //!   The same runs are also given per CPU-second (`two_threads_vs_one_cpu`: the sum over
 //!   threads of operations per second of CPU time each got), which a busy machine does not
 //!   distort.
+//! * **the machine's own scaling** — the same 2-vs-1 measurement on a trivially parallel
+//!   loop (register arithmetic only), alternating with the table's runs, so the table's
+//!   scaling is judged against what the machine gave two threads at that time
+//!   (`table_scaling_vs_machine` = table ratio ÷ machine ratio; 1 = as good as possible).
 //! * **aligned vs packed** — two threads, each hammering one futex whose keys land in
 //!   *adjacent* buckets of the same 64-byte cache line of a packed table (32-byte buckets);
 //!   the aligned table uses the same bucket indices, one per line. Packed buckets make the
@@ -28,7 +32,7 @@
 use super::backend::{Keys, SYNTHETIC_MM, TableBackend, make_key};
 use super::kernel::KernelBackend;
 use super::options::BenchError;
-use super::runner::{self, RunConfig};
+use super::runner::{self, Backend, RunConfig, Worker};
 use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
 use crate::render::{TextTable, fmt_grouped};
@@ -38,6 +42,7 @@ use crate::table::{
 use crate::throughput::stats::ThroughputStats;
 use crate::throughput::{RunOutcome, Workload};
 use serde::Serialize;
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 /// One figure: medians of A and B and their ratio.
@@ -210,6 +215,49 @@ fn pair(
     Ok((median(&mut va), median(&mut vb), share))
 }
 
+/// The machine's own scaling: a trivially parallel loop (xorshift rounds on a value in the
+/// worker's registers; nothing in memory, nothing shared), run by the same runner, so two
+/// threads against one shows what this machine gives two CPUs at that moment.
+struct ParallelLoop;
+
+/// One thread's private state of [`ParallelLoop`].
+struct LoopWorker {
+    x: u64,
+}
+
+impl LoopWorker {
+    /// About as long as a model operation (tens of ns): 16 xorshift64 rounds.
+    #[inline]
+    fn step(&mut self) -> bool {
+        for _ in 0..16 {
+            self.x ^= self.x << 13;
+            self.x ^= self.x >> 7;
+            self.x ^= self.x << 17;
+        }
+        std::hint::black_box(self.x) != 0
+    }
+}
+
+impl Worker for LoopWorker {
+    #[inline]
+    fn wait_fail(&mut self, _idx: usize) -> bool {
+        self.step()
+    }
+    #[inline]
+    fn wake(&mut self, _idx: usize) -> bool {
+        self.step()
+    }
+}
+
+impl Backend for ParallelLoop {
+    type Worker<'a> = LoopWorker;
+    fn worker(&self, thread: usize, _words: &[AtomicU32]) -> LoopWorker {
+        LoopWorker {
+            x: 0x9e37_79b9_7f4a_7c15 ^ thread as u64,
+        }
+    }
+}
+
 /// Bucket count of the false-sharing tables.
 const FS_BUCKETS: usize = 1024;
 
@@ -236,8 +284,8 @@ fn adjacent_keys(packed: &GlobalTable<Builtin, Packed>) -> [FutexKey; 2] {
     [found[0].unwrap(), found[1].unwrap()]
 }
 
-/// Measures the three figures: each measurement runs `runtime`, `reps` times alternately.
-/// `futexes` is perf's F for the first two figures. Takes about `12 × reps × runtime`.
+/// Measures the figures: each measurement runs `runtime`, `reps` times alternately.
+/// `futexes` is perf's F for the first two figures. Takes about `16 × reps × runtime`.
 pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, BenchError> {
     let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
     let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
@@ -312,6 +360,39 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         expected: "close to 2 (no shared lines)",
         reps,
         min_cpu_share: share,
+    });
+
+    // (b') the machine's own two-thread scaling, per CPU-second, in the same run.
+    let (ma, mb) = runs(
+        reps,
+        || runner::run(&ParallelLoop, &two).map_err(rt),
+        || runner::run(&ParallelLoop, &one).map_err(rt),
+    )?;
+    let (la, lb) = (med(&ma, total_cpu_rate), med(&mb, total_cpu_rate));
+    let mshare = ma.iter().chain(&mb).map(cpu_share).fold(1.0, f64::min);
+    figures.push(Figure {
+        figure: "machine_two_threads_vs_one_cpu",
+        a: "2 threads, trivially parallel loop (per CPU-second)".into(),
+        a_median: la,
+        b: "1 thread (per CPU-second)".into(),
+        b_median: lb,
+        unit: "total loops per CPU-second",
+        ratio: la / lb,
+        expected: "the machine's own scaling (2 = perfect)",
+        reps,
+        min_cpu_share: mshare,
+    });
+    figures.push(Figure {
+        figure: "table_scaling_vs_machine",
+        a: "table: 2 threads vs 1 per CPU-second".into(),
+        a_median: ca / cb,
+        b: "machine: 2 threads vs 1 per CPU-second".into(),
+        b_median: la / lb,
+        unit: "ratio",
+        ratio: (ca / cb) / (la / lb),
+        expected: ">= 0.95 (the table scales like the machine)",
+        reps,
+        min_cpu_share: share.min(mshare),
     });
 
     // (c) aligned vs packed, two threads on adjacent buckets.
@@ -390,10 +471,15 @@ mod tests {
     #[test]
     fn figures_are_complete_and_positive() {
         let f = compare_with(Duration::from_millis(10), 64, 1).unwrap();
-        assert_eq!(f.figures.len(), 4);
+        assert_eq!(f.figures.len(), 6);
+        let names: Vec<&str> = f.figures.iter().map(|x| x.figure).collect();
+        assert!(
+            names.contains(&"machine_two_threads_vs_one_cpu"),
+            "{names:?}"
+        );
         for x in &f.figures {
             assert!(x.a_median > 0.0 && x.b_median > 0.0, "{x:?}");
-            assert!((x.ratio - x.a_median / x.b_median).abs() < 1e-9);
+            assert!((x.ratio - x.a_median / x.b_median).abs() < 1e-9 * x.ratio.abs().max(1.0));
         }
         let s = f.render();
         assert!(s.contains("model_vs_kernel") && s.contains("aligned_vs_packed"));

@@ -1,7 +1,7 @@
 //! `futexhash bench`: end-to-end throughput, flags compatible with `perf bench futex hash`
-//! (`shared/spec/cli.md`). Sweeps go through [`crate::bench::sweep`]; the `kernel` backend
+//! (docs/bench.md). Sweeps go through [`crate::bench::sweep`]; the `kernel` backend
 //! runs every configuration in a child process of this binary (see
-//! [`crate::bench::kernel`]); the hidden `--internal-child` flag is that child's entry
+//! [`crate::bench::child`]); the hidden `--internal-child` flag is that child's entry
 //! point. `--workload lock|noisy` go to [`crate::bench::contend`], `--compare` to
 //! [`crate::bench::compare`].
 

@@ -1,4 +1,4 @@
-//! The command-line front end (`shared/spec/cli.md`). Each subcommand has its own file with
+//! The command-line front end. Each subcommand has its own file with
 //! its clap arguments and a `run` that turns them into library calls and formatted output;
 //! the work itself is done by the library modules.
 //!
