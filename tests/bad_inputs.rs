@@ -116,6 +116,7 @@ const CASES: &[(&str, &str)] = &[
     ("sim --profile this-vm --plot /proc/x.svg", "/proc/x.svg"),
     ("sim --profile this-vm --format yaml", "'yaml'"),
     ("sim validate --output /proc/x", "/proc/x"),
+    ("sim --profile this-vm --workload lock -b 16,32", "'16,32'"),
     ("sim validate --rows 0", "'0'"),
     ("sim validate --rows a,b", "a,b"),
     ("sim validate --data /nonexistent", "/nonexistent"),

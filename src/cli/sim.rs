@@ -372,6 +372,14 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
 /// `--workload lock`: one simulated futex_numa run, printed as futex_numa's
 /// "contenders:" line per node plus the record.
 fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
+    // futex_numa squashes every node to one bucket: a bucket count has nothing to set.
+    if a.buckets != "2..131072" {
+        return Err(CliError::Usage(format!(
+            "-b '{}' does not apply to --workload lock (futex_numa squashes every node to one \
+             bucket); drop -b",
+            a.buckets
+        )));
+    }
     let contenders = match &a.threads {
         Some(t) => match parse_threads(t)?[..] {
             [n] => n,
@@ -400,9 +408,10 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
                     ""
                 }
             );
-            for _ in 0..profile.nodes {
+            // The nodes are symmetric in the model, so every node's line is the same.
+            for node in 0..profile.nodes {
                 s.push_str(&format!(
-                    "contenders: {} loops/sec\n",
+                    "node {node}: contenders: {} loops/sec\n",
                     per_node.round() as u64
                 ));
             }
