@@ -599,9 +599,24 @@ fn compare_prints_the_ratios() {
             "model_vs_kernel",
             "two_threads_vs_one",
             "two_threads_vs_one_cpu",
+            "machine_two_threads_vs_one_cpu",
+            "table_scaling_vs_machine",
             "aligned_vs_packed"
         ]
     );
+    // The table's scaling is judged against the machine's, measured in the same run.
+    let ratio = |name: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["figure"] == name)
+            .unwrap()["ratio"]
+            .as_f64()
+            .unwrap()
+    };
+    let rel = ratio("table_scaling_vs_machine");
+    let want = ratio("two_threads_vs_one_cpu") / ratio("machine_two_threads_vs_one_cpu");
+    assert!((rel - want).abs() < 1e-9 * want, "{rel} vs {want}");
     for f in v.as_array().unwrap() {
         let (a, b, r) = (
             f["a_median"].as_f64().unwrap(),
