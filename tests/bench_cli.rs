@@ -463,7 +463,7 @@ fn kernel_shared_futexes_record_the_global_table() {
 /// Issue 12 item 7: the kernel backend allocates every thread's futex array in the main
 /// thread, as perf does (tools/perf/bench/futex-hash.c: `calloc` in the thread-creating
 /// loop), so the arrays are chunks of the main heap (brk, just above the executable,
-/// far below the mmap area at 0x7f...), in thread order, close together. On each worker
+/// far below the mmap area at 0x7f...), close together. On each worker
 /// thread they would come from that thread's own malloc arena: 64 MiB apart, at 0x7f...
 #[test]
 fn kernel_futex_arrays_come_from_the_main_heap_like_perf() {
@@ -485,9 +485,13 @@ fn kernel_futex_arrays_come_from_the_main_heap_like_perf() {
         .map(|r| u64::from_str_radix(r.split_whitespace().next().unwrap(), 16).unwrap())
         .collect();
     assert_eq!(firsts.len(), 3, "{}", stdout(&o));
-    for w in firsts.windows(2) {
-        assert!(w[0] < w[1] && w[1] - w[0] < 1 << 20, "{firsts:#x?}");
-    }
+    // One heap: all within 1 MiB (thread arenas are 64 MiB apart), without overlap (a
+    // freed chunk may be reused, so the order is not guaranteed — nor is it under perf).
+    let (lo, hi) = (*firsts.iter().min().unwrap(), *firsts.iter().max().unwrap());
+    assert!(hi - lo < 1 << 20, "{firsts:#x?}");
+    let mut sorted = firsts.clone();
+    sorted.sort_unstable();
+    assert!(sorted.windows(2).all(|w| w[1] - w[0] >= 4 * 1024), "{firsts:#x?}");
     assert!(firsts.iter().all(|&a| a < 0x7000_0000_0000), "{firsts:#x?}");
 }
 
