@@ -491,7 +491,10 @@ fn kernel_futex_arrays_come_from_the_main_heap_like_perf() {
     assert!(hi - lo < 1 << 20, "{firsts:#x?}");
     let mut sorted = firsts.clone();
     sorted.sort_unstable();
-    assert!(sorted.windows(2).all(|w| w[1] - w[0] >= 4 * 1024), "{firsts:#x?}");
+    assert!(
+        sorted.windows(2).all(|w| w[1] - w[0] >= 4 * 1024),
+        "{firsts:#x?}"
+    );
     assert!(firsts.iter().all(|&a| a < 0x7000_0000_0000), "{firsts:#x?}");
 }
 
