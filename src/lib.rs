@@ -5,6 +5,7 @@
 //! calls it.
 #![warn(missing_docs)]
 
+pub mod assets;
 pub mod attack;
 pub mod bench;
 pub mod capture;

@@ -8,6 +8,7 @@ use std::path::Path;
 
 /// Layer of every top-level module; a new module must be added here.
 const LAYERS: &[(&str, u32)] = &[
+    ("assets", 0),
     ("key", 0),
     ("rng", 0),
     ("render", 0),

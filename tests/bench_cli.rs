@@ -395,12 +395,107 @@ fn model_single_configuration_reads_like_perf_and_packed_global_tables() {
     ]);
     assert!(o.status.success(), "stderr: {}", stderr(&o));
     assert!(stdout(&o).contains("[shared] futexes"));
+    // ...and that table is the global one of the kernel's size for this machine:
+    // roundup_pow_of_two(256 x possible CPUs) (kernel/futex/core.c, futex_init), not 16.
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
+    let global = (256 * cpus).next_power_of_two();
     assert!(
-        stdout(&o).contains("Futex hashing: global hash (model: "),
+        stdout(&o).contains(&format!("Futex hashing: global hash, {global} buckets")),
         "{}",
         stdout(&o)
     );
     assert!(stderr(&o).contains("always hash into the model's global table"));
+    let o = futexhash(&[
+        "bench", "-S", "-t", "1", "-f", "8", "-r", "0.05", "-b", "16", "--format", "json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v[0]["table"].as_str(), v[0]["buckets"].as_u64()),
+        (Some("global"), Some(global))
+    );
+}
+
+/// Issue 12 item 6: with -S the kernel backend records the global table the keys really
+/// use and its size (per node), not the private slot setting.
+#[test]
+fn kernel_shared_futexes_record_the_global_table() {
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
+    let nodes = std::fs::read_to_string("/sys/devices/system/node/possible")
+        .ok()
+        .and_then(|s| s.trim().rsplit(['-', ',']).next()?.parse::<u64>().ok())
+        .map_or(1, |last| last + 1);
+    let global = (256 * cpus / nodes).max(4).next_power_of_two();
+    for extra in [&[][..], &["-b", "16"][..]] {
+        let mut a = vec![
+            "bench",
+            "--backend",
+            "kernel",
+            "-t",
+            "1",
+            "-f",
+            "8",
+            "-r",
+            "0.05",
+            "-S",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        let o = futexhash(&a);
+        assert!(o.status.success(), "stderr: {}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v[0]["table"], "global", "{extra:?}");
+        assert_eq!(v[0]["buckets"].as_u64(), Some(global), "{extra:?}");
+        let mut a = a.clone();
+        a.truncate(a.len() - 2 - extra.len());
+        a.extend_from_slice(extra);
+        let o = futexhash(&a);
+        assert!(
+            stdout(&o).contains(&format!("Futex hashing: global hash, {global} buckets")),
+            "{}",
+            stdout(&o)
+        );
+    }
+}
+
+/// Issue 12 item 7: the kernel backend allocates every thread's futex array in the main
+/// thread, as perf does (tools/perf/bench/futex-hash.c: `calloc` in the thread-creating
+/// loop), so the arrays are chunks of the main heap (brk, just above the executable,
+/// far below the mmap area at 0x7f...), close together. On each worker
+/// thread they would come from that thread's own malloc arena: 64 MiB apart, at 0x7f...
+#[test]
+fn kernel_futex_arrays_come_from_the_main_heap_like_perf() {
+    let o = futexhash(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "3",
+        "-f",
+        "1024",
+        "-r",
+        "0.05",
+    ]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let firsts: Vec<u64> = stdout(&o)
+        .lines()
+        .filter_map(|l| l.split("futexes: 0x").nth(1))
+        .map(|r| u64::from_str_radix(r.split_whitespace().next().unwrap(), 16).unwrap())
+        .collect();
+    assert_eq!(firsts.len(), 3, "{}", stdout(&o));
+    // One heap: all within 1 MiB (thread arenas are 64 MiB apart), without overlap (a
+    // freed chunk may be reused, so the order is not guaranteed — nor is it under perf).
+    let (lo, hi) = (*firsts.iter().min().unwrap(), *firsts.iter().max().unwrap());
+    assert!(hi - lo < 1 << 20, "{firsts:#x?}");
+    let mut sorted = firsts.clone();
+    sorted.sort_unstable();
+    assert!(
+        sorted.windows(2).all(|w| w[1] - w[0] >= 4 * 1024),
+        "{firsts:#x?}"
+    );
+    assert!(firsts.iter().all(|&a| a < 0x7000_0000_0000), "{firsts:#x?}");
 }
 
 #[test]
@@ -511,9 +606,24 @@ fn compare_prints_the_ratios() {
             "model_vs_kernel",
             "two_threads_vs_one",
             "two_threads_vs_one_cpu",
+            "machine_two_threads_vs_one_cpu",
+            "table_scaling_vs_machine",
             "aligned_vs_packed"
         ]
     );
+    // The table's scaling is judged against the machine's, measured in the same run.
+    let ratio = |name: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["figure"] == name)
+            .unwrap()["ratio"]
+            .as_f64()
+            .unwrap()
+    };
+    let rel = ratio("table_scaling_vs_machine");
+    let want = ratio("two_threads_vs_one_cpu") / ratio("machine_two_threads_vs_one_cpu");
+    assert!((rel - want).abs() < 1e-9 * want, "{rel} vs {want}");
     for f in v.as_array().unwrap() {
         let (a, b, r) = (
             f["a_median"].as_f64().unwrap(),

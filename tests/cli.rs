@@ -1,5 +1,5 @@
 //! The `list` and `hash` command lines, run as a user would: stable output forms, JSON
-//! fields of `shared/spec/cli.md`, and one-line exit-2 errors on bad input.
+//! stable JSON fields, and one-line exit-2 errors on bad input.
 
 mod common;
 use common::futexhash;

@@ -14,6 +14,10 @@
 //!   The same runs are also given per CPU-second (`two_threads_vs_one_cpu`: the sum over
 //!   threads of operations per second of CPU time each got), which a busy machine does not
 //!   distort.
+//! * **the machine's own scaling** — the same 2-vs-1 measurement on a trivially parallel
+//!   loop (register arithmetic only), alternating with the table's runs, so the table's
+//!   scaling is judged against what the machine gave two threads at that time
+//!   (`table_scaling_vs_machine` = table ratio ÷ machine ratio; 1 = as good as possible).
 //! * **aligned vs packed** — two threads, each hammering one futex whose keys land in
 //!   *adjacent* buckets of the same 64-byte cache line of a packed table (32-byte buckets);
 //!   the aligned table uses the same bucket indices, one per line. Packed buckets make the
@@ -25,16 +29,15 @@
 //! Each pair is measured `reps` times, alternating A and B so drifting background load hits
 //! both alike; medians are reported.
 
+use super::backend::{Keys, SYNTHETIC_MM, TableBackend, make_key};
 use super::kernel::KernelBackend;
-use super::model::{ModelBackend, SYNTHETIC_MM, make_key};
+use super::options::BenchError;
 use super::runner::{self, Backend, RunConfig, Worker};
-use super::sweep::SweepError;
 use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
 use crate::render::{TextTable, fmt_grouped};
 use crate::table::{
-    Aligned, BucketLayout, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce,
-    TableKind,
+    Aligned, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce, TableKind,
 };
 use crate::throughput::stats::ThroughputStats;
 use crate::throughput::{RunOutcome, Workload};
@@ -134,11 +137,8 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn rt(e: runner::RunError) -> SweepError {
-    SweepError {
-        usage: false,
-        message: e.0,
-    }
+fn rt(e: runner::RunError) -> BenchError {
+    BenchError::runtime(e.0)
 }
 
 fn cpu_share(o: &RunOutcome) -> f64 {
@@ -190,9 +190,9 @@ fn total_cpu_rate(o: &RunOutcome) -> f64 {
 /// Runs A and B `reps` times alternately.
 fn runs(
     reps: usize,
-    mut a: impl FnMut() -> Result<RunOutcome, SweepError>,
-    mut b: impl FnMut() -> Result<RunOutcome, SweepError>,
-) -> Result<(Vec<RunOutcome>, Vec<RunOutcome>), SweepError> {
+    mut a: impl FnMut() -> Result<RunOutcome, BenchError>,
+    mut b: impl FnMut() -> Result<RunOutcome, BenchError>,
+) -> Result<(Vec<RunOutcome>, Vec<RunOutcome>), BenchError> {
     let (mut va, mut vb) = (Vec::new(), Vec::new());
     for _ in 0..reps.max(1) {
         va.push(a()?);
@@ -204,10 +204,10 @@ fn runs(
 /// Measures A and B `reps` times alternately; returns (median A, median B, min share).
 fn pair(
     reps: usize,
-    a: impl FnMut() -> Result<RunOutcome, SweepError>,
-    b: impl FnMut() -> Result<RunOutcome, SweepError>,
+    a: impl FnMut() -> Result<RunOutcome, BenchError>,
+    b: impl FnMut() -> Result<RunOutcome, BenchError>,
     metric: impl Fn(&RunOutcome) -> f64,
-) -> Result<(f64, f64, f64), SweepError> {
+) -> Result<(f64, f64, f64), BenchError> {
     let (ra, rb) = runs(reps, a, b)?;
     let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
     let mut va: Vec<f64> = ra.iter().map(&metric).collect();
@@ -215,48 +215,45 @@ fn pair(
     Ok((median(&mut va), median(&mut vb), share))
 }
 
-/// A backend whose thread t waits on one word (its own cache line) under the key
-/// `keys[t]`, on a global table with layout `L`.
-struct PinnedKeys<L: BucketLayout> {
-    table: GlobalTable<Builtin, L>,
-    keys: [FutexKey; 2],
+/// The machine's own scaling: a trivially parallel loop (xorshift rounds on a value in the
+/// worker's registers; nothing in memory, nothing shared), run by the same runner, so two
+/// threads against one shows what this machine gives two CPUs at that moment.
+struct ParallelLoop;
+
+/// One thread's private state of [`ParallelLoop`].
+struct LoopWorker {
+    x: u64,
 }
 
-#[repr(align(64))]
-struct PaddedWord(AtomicU32);
-
-struct PinnedWorker<'a, L: BucketLayout> {
-    table: &'a GlobalTable<Builtin, L>,
-    word: Box<PaddedWord>,
-    key: FutexKey,
+impl LoopWorker {
+    /// About as long as a model operation (tens of ns): 16 xorshift64 rounds.
+    #[inline]
+    fn step(&mut self) -> bool {
+        for _ in 0..16 {
+            self.x ^= self.x << 13;
+            self.x ^= self.x >> 7;
+            self.x ^= self.x << 17;
+        }
+        std::hint::black_box(self.x) != 0
+    }
 }
 
-impl<L: BucketLayout> Worker for PinnedWorker<'_, L> {
+impl Worker for LoopWorker {
     #[inline]
     fn wait_fail(&mut self, _idx: usize) -> bool {
-        self.table
-            .wait(&self.key, &self.word.0, 1234, None)
-            .is_err()
+        self.step()
     }
     #[inline]
     fn wake(&mut self, _idx: usize) -> bool {
-        self.table.wake(&self.key, 1) == 0
-    }
-    fn word_addr(&self, _idx: usize) -> usize {
-        self.word.0.as_ptr() as usize
+        self.step()
     }
 }
 
-impl<L: BucketLayout> Backend for PinnedKeys<L> {
-    type Worker<'a>
-        = PinnedWorker<'a, L>
-    where
-        L: 'a;
-    fn worker(&self, thread: usize, _futexes: usize) -> PinnedWorker<'_, L> {
-        PinnedWorker {
-            table: &self.table,
-            word: Box::new(PaddedWord(AtomicU32::new(0))),
-            key: self.keys[thread % 2],
+impl Backend for ParallelLoop {
+    type Worker<'a> = LoopWorker;
+    fn worker(&self, thread: usize, _words: &[AtomicU32]) -> LoopWorker {
+        LoopWorker {
+            x: 0x9e37_79b9_7f4a_7c15 ^ thread as u64,
         }
     }
 }
@@ -287,9 +284,9 @@ fn adjacent_keys(packed: &GlobalTable<Builtin, Packed>) -> [FutexKey; 2] {
     [found[0].unwrap(), found[1].unwrap()]
 }
 
-/// Measures the three figures: each measurement runs `runtime`, `reps` times alternately.
-/// `futexes` is perf's F for the first two figures. Takes about `12 × reps × runtime`.
-pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, SweepError> {
+/// Measures the figures: each measurement runs `runtime`, `reps` times alternately.
+/// `futexes` is perf's F for the first two figures. Takes about `16 × reps × runtime`.
+pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, BenchError> {
     let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
     let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
     let mut figures = Vec::new();
@@ -297,11 +294,8 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
     // (a) model op vs syscall, 1 thread.
     let mut spec = ModelSpec::new(jhash.shared(), TableKind::Private);
     spec.private_hasher = Some(jaddr.shared());
-    let model = ModelBackend::new(
-        ModelTable::build(spec).map_err(|e| SweepError {
-            usage: false,
-            message: e.to_string(),
-        })?,
+    let model = TableBackend::by_address(
+        ModelTable::build(spec).map_err(|e| BenchError::runtime(e.to_string()))?,
         false,
     );
     let one = RunConfig::new(1, futexes, runtime, Workload::Hash);
@@ -327,11 +321,8 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
     // (b) 2 threads vs 1 on a large aligned table.
     let mut spec = ModelSpec::new(jhash.shared(), TableKind::Global);
     spec.buckets = Some(65536);
-    let big = ModelBackend::new(
-        ModelTable::build(spec).map_err(|e| SweepError {
-            usage: false,
-            message: e.to_string(),
-        })?,
+    let big = TableBackend::by_address(
+        ModelTable::build(spec).map_err(|e| BenchError::runtime(e.to_string()))?,
         false,
     );
     let two = RunConfig::new(2, futexes, runtime, Workload::Hash);
@@ -371,6 +362,39 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         min_cpu_share: share,
     });
 
+    // (b') the machine's own two-thread scaling, per CPU-second, in the same run.
+    let (ma, mb) = runs(
+        reps,
+        || runner::run(&ParallelLoop, &two).map_err(rt),
+        || runner::run(&ParallelLoop, &one).map_err(rt),
+    )?;
+    let (la, lb) = (med(&ma, total_cpu_rate), med(&mb, total_cpu_rate));
+    let mshare = ma.iter().chain(&mb).map(cpu_share).fold(1.0, f64::min);
+    figures.push(Figure {
+        figure: "machine_two_threads_vs_one_cpu",
+        a: "2 threads, trivially parallel loop (per CPU-second)".into(),
+        a_median: la,
+        b: "1 thread (per CPU-second)".into(),
+        b_median: lb,
+        unit: "total loops per CPU-second",
+        ratio: la / lb,
+        expected: "the machine's own scaling (2 = perfect)",
+        reps,
+        min_cpu_share: mshare,
+    });
+    figures.push(Figure {
+        figure: "table_scaling_vs_machine",
+        a: "table: 2 threads vs 1 per CPU-second".into(),
+        a_median: ca / cb,
+        b: "machine: 2 threads vs 1 per CPU-second".into(),
+        b_median: la / lb,
+        unit: "ratio",
+        ratio: (ca / cb) / (la / lb),
+        expected: ">= 0.95 (the table scales like the machine)",
+        reps,
+        min_cpu_share: share.min(mshare),
+    });
+
     // (c) aligned vs packed, two threads on adjacent buckets.
     let geo = Geometry {
         nodes: 1,
@@ -378,21 +402,17 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         reduce: Reduce::Mask,
         squash: false,
     };
-    let packed_t = GlobalTable::<Builtin, Packed>::new(jhash, geo).map_err(|e| SweepError {
-        usage: false,
-        message: e.to_string(),
-    })?;
+    let packed_t = GlobalTable::<Builtin, Packed>::new(jhash, geo)
+        .map_err(|e| BenchError::runtime(e.to_string()))?;
     let keys = adjacent_keys(&packed_t);
-    let packed = PinnedKeys {
+    let packed = TableBackend {
         table: packed_t,
-        keys,
+        keys: Keys::PerThread(keys.to_vec()),
     };
-    let aligned = PinnedKeys {
-        table: GlobalTable::<Builtin, Aligned>::new(jhash, geo).map_err(|e| SweepError {
-            usage: false,
-            message: e.to_string(),
-        })?,
-        keys,
+    let aligned = TableBackend {
+        table: GlobalTable::<Builtin, Aligned>::new(jhash, geo)
+            .map_err(|e| BenchError::runtime(e.to_string()))?,
+        keys: Keys::PerThread(keys.to_vec()),
     };
     let fs = RunConfig::new(2, 1, runtime, Workload::Hash);
     let (a, b, share) = pair(
@@ -420,7 +440,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
 }
 
 /// [`compare_with`] with 3 repetitions.
-pub fn compare(runtime: Duration, futexes: usize) -> Result<Figures, SweepError> {
+pub fn compare(runtime: Duration, futexes: usize) -> Result<Figures, BenchError> {
     compare_with(runtime, futexes, 3)
 }
 
@@ -451,10 +471,15 @@ mod tests {
     #[test]
     fn figures_are_complete_and_positive() {
         let f = compare_with(Duration::from_millis(10), 64, 1).unwrap();
-        assert_eq!(f.figures.len(), 4);
+        assert_eq!(f.figures.len(), 6);
+        let names: Vec<&str> = f.figures.iter().map(|x| x.figure).collect();
+        assert!(
+            names.contains(&"machine_two_threads_vs_one_cpu"),
+            "{names:?}"
+        );
         for x in &f.figures {
             assert!(x.a_median > 0.0 && x.b_median > 0.0, "{x:?}");
-            assert!((x.ratio - x.a_median / x.b_median).abs() < 1e-9);
+            assert!((x.ratio - x.a_median / x.b_median).abs() < 1e-9 * x.ratio.abs().max(1.0));
         }
         let s = f.render();
         assert!(s.contains("model_vs_kernel") && s.contains("aligned_vs_packed"));

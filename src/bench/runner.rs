@@ -23,7 +23,7 @@
 use crate::throughput::{RunOutcome, ThreadOutcome, Workload};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,16 +31,15 @@ use std::time::{Duration, Instant};
 /// timed word moves through all of them instead of always being the same one).
 pub const SAMPLE_PERIOD: u32 = 1009;
 
-/// A thread's view of a backend: its own futex words and the two operations on them.
-/// Implemented by the kernel backend (raw `futex(2)`) and by model tables.
+/// A thread's view of a backend: the two operations on its futex words (allocated by the
+/// runner, see [`run`]). Implemented by the kernel backend (raw `futex(2)`) and by the model
+/// tables ([`super::backend`]).
 pub trait Worker {
     /// `FUTEX_WAIT(word[idx], expected = 1234)`; the word holds 0, so the call must fail
     /// at once. Returns whether it behaved as expected (failed with "value mismatch").
     fn wait_fail(&mut self, idx: usize) -> bool;
     /// `FUTEX_WAKE(word[idx], 1)` with no waiters. Returns whether it woke nobody.
     fn wake(&mut self, idx: usize) -> bool;
-    /// The user address of word `idx` (for perf's per-thread lines).
-    fn word_addr(&self, idx: usize) -> usize;
 }
 
 /// A configured backend for one run (set up beforehand: e.g. the kernel's private hash
@@ -51,9 +50,9 @@ pub trait Backend: Sync {
     type Worker<'a>: Worker
     where
         Self: 'a;
-    /// Creates thread `thread`'s worker owning `futexes` words of value 0. Called on the
-    /// worker thread itself (after pinning), so memory is first touched on its CPU.
-    fn worker(&self, thread: usize, futexes: usize) -> Self::Worker<'_>;
+    /// Creates thread `thread`'s worker over its futex words `words` (all 0). Called on
+    /// the worker thread itself (after pinning).
+    fn worker<'a>(&'a self, thread: usize, words: &'a [AtomicU32]) -> Self::Worker<'a>;
 }
 
 /// One run's parameters.
@@ -226,104 +225,115 @@ fn spin<W: Worker, const WAKE: bool>(
     (ops, unexpected)
 }
 
-/// Runs `cfg` against `backend` and returns what each thread did. Blocks for about
-/// `cfg.runtime` plus thread start-up.
-pub fn run<B: Backend>(backend: &B, cfg: &RunConfig) -> Result<RunOutcome, RunError> {
-    if cfg.threads == 0 || cfg.futexes == 0 {
-        return Err(RunError("threads and futexes must be at least 1".into()));
+/// Stack of each worker thread. The loop's frame is small (the histogram lives on the
+/// heap), and the default 2 MiB × 16384 threads would reserve 32 GiB of address space.
+pub const WORKER_STACK: usize = 256 * 1024;
+
+/// Sleeps for `runtime`, in slices, returning early when an interrupt
+/// ([`super::interrupt`]) arrives; returns the seconds actually slept.
+pub(crate) fn sleep_unless_interrupted(runtime: Duration) -> f64 {
+    const SLICE: Duration = Duration::from_millis(20);
+    let t0 = Instant::now();
+    while !super::interrupt::requested() {
+        let left = runtime.saturating_sub(t0.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(SLICE));
     }
-    let cpus = allowed_cpus();
-    let gate = Gate::default();
-    let stop = AtomicBool::new(false);
+    t0.elapsed().as_secs_f64()
+}
 
-    let (runtime_s, raws) = std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(cfg.threads);
-        let mut spawn_error = None;
-        for t in 0..cfg.threads {
-            let (gate, stop, cpu) = (&gate, &stop, cpus[(cfg.first_cpu + t) % cpus.len()]);
-            let h = std::thread::Builder::new()
-                .name(format!("futexhash-{t}"))
-                .spawn_scoped(s, move || -> Option<ThreadRaw> {
-                    let pinned = cfg.pin && pin_current_thread(cpu);
-                    let mut w = backend.worker(t, cfg.futexes);
-                    let mut hist = new_hist();
-                    {
-                        let mut st = gate.state.lock().unwrap_or_else(|e| e.into_inner());
-                        st.ready += 1;
-                        gate.cv.notify_all();
-                        while !st.open && !st.abort {
-                            st = gate.cv.wait(st).unwrap_or_else(|e| e.into_inner());
-                        }
-                        if st.abort {
-                            return None;
-                        }
-                    }
-                    let start = Instant::now();
-                    let cpu0 = thread_cpu_secs();
-                    let (ops, unexpected) = match cfg.workload {
-                        Workload::Hash => spin::<_, false>(
-                            &mut w,
-                            cfg.futexes,
-                            stop,
-                            &mut hist,
-                            cfg.sample_period,
-                        ),
-                        Workload::Wake => {
-                            spin::<_, true>(&mut w, cfg.futexes, stop, &mut hist, cfg.sample_period)
-                        }
-                    };
-                    let secs = start.elapsed().as_secs_f64();
-                    let cpu_secs = (thread_cpu_secs() - cpu0).max(0.0);
-                    Some(ThreadRaw {
-                        outcome: ThreadOutcome {
-                            cpu: pinned.then_some(cpu),
-                            ops,
-                            secs,
-                            cpu_secs,
-                            unexpected,
-                            first_addr: w.word_addr(0),
-                            last_addr: w.word_addr(cfg.futexes - 1),
-                        },
-                        hist,
-                    })
-                });
-            match h {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    spawn_error = Some(format!("cannot start thread {t}: {e}"));
-                    break;
-                }
-            }
-        }
-        let runtime_s = {
-            let mut st = gate.state.lock().unwrap_or_else(|e| e.into_inner());
-            if spawn_error.is_some() {
-                st.abort = true;
-                gate.cv.notify_all();
-                None
-            } else {
-                while st.ready < cfg.threads {
-                    st = gate.cv.wait(st).unwrap_or_else(|e| e.into_inner());
-                }
-                st.open = true;
-                gate.cv.notify_all();
-                drop(st);
-                let t0 = Instant::now();
-                std::thread::sleep(cfg.runtime);
-                stop.store(true, Ordering::Relaxed);
-                Some(t0.elapsed().as_secs_f64())
-            }
-        };
-        let raws: Vec<Option<ThreadRaw>> = handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect();
-        match (runtime_s, spawn_error) {
-            (Some(r), None) => Ok((r, raws)),
-            (_, e) => Err(RunError(e.unwrap_or_default())),
-        }
-    })?;
+/// The futex words of every thread, allocated by the calling thread one array after the
+/// other, as perf's `calloc(params.nfutexes, sizeof(*worker[i].futex))` in its main thread:
+/// consecutive chunks of one heap, so the keys are the ones the kernel hashes under perf.
+/// (Allocating on each worker thread would put every array at the start of its own malloc
+/// arena, 64 MiB apart, with identical low address bits.)
+pub(crate) fn allocate_words(threads: usize, futexes: usize) -> Vec<Box<[AtomicU32]>> {
+    (0..threads)
+        .map(|_| (0..futexes).map(|_| AtomicU32::new(0)).collect())
+        .collect()
+}
 
+/// What one worker thread needs, shared by reference with the spawning thread.
+struct Shared<'s, B> {
+    backend: &'s B,
+    cfg: &'s RunConfig,
+    gate: Gate,
+    stop: AtomicBool,
+}
+
+/// The body of worker thread `t`: pin, make the worker, wait at the gate, run the loop.
+/// None if the run was aborted before the gate opened.
+fn worker_thread<B: Backend>(
+    sh: &Shared<'_, B>,
+    t: usize,
+    cpu: usize,
+    words: &[AtomicU32],
+) -> Option<ThreadRaw> {
+    let cfg = sh.cfg;
+    let pinned = cfg.pin && pin_current_thread(cpu);
+    let mut w = sh.backend.worker(t, words);
+    let mut hist = new_hist();
+    if !sh.gate.arrive_and_wait() {
+        return None;
+    }
+    let start = Instant::now();
+    let cpu0 = thread_cpu_secs();
+    let (ops, unexpected) = match cfg.workload {
+        Workload::Hash => {
+            spin::<_, false>(&mut w, words.len(), &sh.stop, &mut hist, cfg.sample_period)
+        }
+        Workload::Wake => {
+            spin::<_, true>(&mut w, words.len(), &sh.stop, &mut hist, cfg.sample_period)
+        }
+    };
+    Some(ThreadRaw {
+        outcome: ThreadOutcome {
+            cpu: pinned.then_some(cpu),
+            ops,
+            secs: start.elapsed().as_secs_f64(),
+            cpu_secs: (thread_cpu_secs() - cpu0).max(0.0),
+            unexpected,
+            first_addr: words[0].as_ptr() as usize,
+            last_addr: words[words.len() - 1].as_ptr() as usize,
+        },
+        hist,
+    })
+}
+
+impl Gate {
+    /// Worker side: report ready, wait for the gate. False if the run was aborted.
+    fn arrive_and_wait(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.ready += 1;
+        self.cv.notify_all();
+        while !st.open && !st.abort {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        !st.abort
+    }
+
+    /// Main side: wait for `n` workers, then open the gate.
+    fn open_when_ready(&self, n: usize) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while st.ready < n {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.open = true;
+        self.cv.notify_all();
+    }
+
+    /// Main side: release every waiting worker without running.
+    fn abort(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.abort = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Merges the threads' results (in thread order) into a [`RunOutcome`].
+fn merge(runtime_s: f64, raws: Vec<Option<ThreadRaw>>) -> Result<RunOutcome, RunError> {
     let mut merged = new_hist();
     let mut threads = Vec::with_capacity(raws.len());
     for (t, raw) in raws.into_iter().enumerate() {
@@ -350,6 +360,56 @@ pub fn run<B: Backend>(backend: &B, cfg: &RunConfig) -> Result<RunOutcome, RunEr
     })
 }
 
+/// Runs `cfg` against `backend` and returns what each thread did. Blocks for about
+/// `cfg.runtime` plus thread start-up, or less if SIGINT/SIGTERM arrives
+/// ([`super::interrupt`]): the workers then stop and the outcome covers the elapsed time
+/// (`runtime_s` says how long).
+pub fn run<B: Backend>(backend: &B, cfg: &RunConfig) -> Result<RunOutcome, RunError> {
+    if cfg.threads == 0 || cfg.futexes == 0 {
+        return Err(RunError("threads and futexes must be at least 1".into()));
+    }
+    let cpus = allowed_cpus();
+    let words = allocate_words(cfg.threads, cfg.futexes);
+    let sh = Shared {
+        backend,
+        cfg,
+        gate: Gate::default(),
+        stop: AtomicBool::new(false),
+    };
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(cfg.threads);
+        for (t, words) in words.iter().enumerate() {
+            let (sh, cpu) = (&sh, cpus[(cfg.first_cpu + t) % cpus.len()]);
+            let spawned = std::thread::Builder::new()
+                .name(format!("futexhash-{t}"))
+                .stack_size(WORKER_STACK)
+                .spawn_scoped(s, move || worker_thread(sh, t, cpu, words));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    sh.gate.abort();
+                    for h in handles {
+                        let _ = h.join();
+                    }
+                    return Err(RunError(format!(
+                        "cannot start thread {t} of {}: {e}",
+                        cfg.threads
+                    )));
+                }
+            }
+        }
+        sh.gate.open_when_ready(cfg.threads);
+        let runtime_s = sleep_unless_interrupted(cfg.runtime);
+        // Relaxed: see `spin`; the results come back through `join`.
+        sh.stop.store(true, Ordering::Relaxed);
+        let raws = handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect();
+        merge(runtime_s, raws)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,16 +431,13 @@ mod tests {
         fn wake(&mut self, idx: usize) -> bool {
             idx % 2 == 0
         }
-        fn word_addr(&self, idx: usize) -> usize {
-            self.words[idx].as_ptr() as usize
-        }
     }
 
     impl Backend for Counting {
         type Worker<'a> = CountingWorker;
-        fn worker(&self, _thread: usize, futexes: usize) -> CountingWorker {
+        fn worker(&self, _thread: usize, words: &[AtomicU32]) -> CountingWorker {
             CountingWorker {
-                words: (0..futexes).map(|_| Cell::new(0)).collect(),
+                words: words.iter().map(|_| Cell::new(0)).collect(),
             }
         }
     }

@@ -6,67 +6,19 @@
 //! configurations each run in a child process of the `futexhash` binary (see
 //! [`super::kernel`]), because a private-hash slot setting sticks to a process.
 
-use super::kernel::{self, ChildConfig};
-use super::model::ModelBackend;
+use super::backend::TableBackend;
+use super::child::{self, ChildConfig};
+use super::kernel;
+use super::limits;
 use super::runner::{self, RunConfig, allowed_cpus};
-use crate::hashers::{Builtin, KeyHasher, SharedHasher};
-use crate::table::{Layout, ModelSpec, ModelTable, TableKind};
+use crate::hashers::{KeyHasher, SharedHasher};
+use crate::table::{ModelTable, TableKind, kernel_per_node_size, possible_cpus};
 use crate::throughput::record::{self, BenchRecord, RecordMeta};
 use crate::throughput::{RunOutcome, Workload};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where the operations of a configuration go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendChoice {
-    /// The crate's user-space bucket table ([`crate::table`]).
-    Model,
-    /// The real `futex(2)` of this machine.
-    Kernel,
-}
-
-impl BackendChoice {
-    /// `model` or `kernel`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendChoice::Model => "model",
-            BackendChoice::Kernel => "kernel",
-        }
-    }
-}
-
-/// Options of the model backend.
-#[derive(Clone, Debug)]
-pub struct ModelOptions {
-    /// One column per hasher.
-    pub algos: Vec<SharedHasher>,
-    /// Table kind. With `Private`, buckets = private slots and 0 = the global hash (as the
-    /// kernel's `-b`); with `Global`/`Numa`, buckets = table size per node, 0 = the kernel's
-    /// size for this machine.
-    pub table: TableKind,
-    /// Bucket layout.
-    pub layout: Layout,
-    /// Nodes (`Numa` only).
-    pub nodes: usize,
-    /// FUTEX_SQUASH: every node reduced to one bucket (`Global`/`Numa`).
-    pub squash: bool,
-}
-
-impl Default for ModelOptions {
-    fn default() -> Self {
-        ModelOptions {
-            algos: vec![
-                Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
-                    .expect("jhash2 is registered")
-                    .shared(),
-            ],
-            table: TableKind::Private,
-            layout: Layout::Aligned,
-            nodes: 1,
-            squash: false,
-        }
-    }
-}
+pub use super::options::{BackendChoice, BenchError, ModelOptions, model_spec};
 
 /// A whole sweep.
 #[derive(Clone, Debug)]
@@ -162,6 +114,8 @@ pub struct SweepResult {
     pub measured: Vec<Measured>,
     /// Warnings for the user (one line each, no prefix).
     pub warnings: Vec<String>,
+    /// SIGINT/SIGTERM stopped the sweep ([`super::interrupt`]): `measured` holds what ran.
+    pub interrupted: bool,
 }
 
 impl SweepResult {
@@ -171,54 +125,13 @@ impl SweepResult {
     }
 }
 
-/// A sweep that could not run. `usage`: the configuration is wrong (CLI exit 2).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SweepError {
-    /// Caused by the request rather than the machine.
-    pub usage: bool,
-    /// One line.
-    pub message: String,
-}
-
-impl std::fmt::Display for SweepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for SweepError {}
-
-fn usage(message: String) -> SweepError {
-    SweepError {
-        usage: true,
-        message,
-    }
-}
-
-/// The model table for one configuration.
-pub fn model_spec(opts: &ModelOptions, algo: SharedHasher, buckets: Option<u64>) -> ModelSpec {
-    let kind = match (opts.table, buckets) {
-        (TableKind::Private, Some(0)) => TableKind::Global,
-        (k, _) => k,
-    };
-    let mut s = ModelSpec::new(algo, kind);
-    s.layout = opts.layout;
-    s.nodes = if kind == TableKind::Numa {
-        opts.nodes
-    } else {
-        1
-    };
-    s.squash = opts.squash && kind != TableKind::Private;
-    s.buckets = match buckets {
-        None | Some(0) => None,
-        Some(b) => Some(b as usize),
-    };
-    s
+fn usage(message: String) -> BenchError {
+    BenchError::usage(message)
 }
 
 /// Checks the request before anything runs (the same checks the CLI reports as usage
 /// errors).
-pub fn validate(spec: &SweepSpec) -> Result<(), SweepError> {
+pub fn validate(spec: &SweepSpec) -> Result<(), BenchError> {
     if spec.backends.is_empty() {
         return Err(usage("no backend chosen".into()));
     }
@@ -248,6 +161,7 @@ pub fn validate(spec: &SweepSpec) -> Result<(), SweepError> {
             ));
         }
     }
+    check_resources(spec)?;
     if spec.backends.contains(&BackendChoice::Model) {
         if spec.model.algos.is_empty() {
             return Err(usage("no model hasher chosen".into()));
@@ -274,6 +188,55 @@ pub fn validate(spec: &SweepSpec) -> Result<(), SweepError> {
         }
     }
     Ok(())
+}
+
+/// Bytes of the model table of `opts` with `buckets` (see [`model_spec`]): nodes × buckets
+/// per node × bucket size, plus, for a private table, the process's global table.
+pub fn model_table_bytes(opts: &ModelOptions, buckets: Option<u64>) -> u64 {
+    let kind = match (opts.table, buckets) {
+        (TableKind::Private, Some(0)) => TableKind::Global,
+        (k, _) => k,
+    };
+    let nodes = if kind == TableKind::Numa {
+        opts.nodes
+    } else {
+        1
+    } as u64;
+    let kernel_size = |n: u64| kernel_per_node_size(possible_cpus(), n as usize) as u64;
+    let per_node = match buckets {
+        None | Some(0) => kernel_size(nodes),
+        Some(b) => b,
+    };
+    let buckets = match kind {
+        TableKind::Private => per_node.saturating_add(kernel_size(1)),
+        _ => per_node.saturating_mul(nodes),
+    };
+    buckets.saturating_mul(limits::bucket_bytes(opts.layout))
+}
+
+/// Refuses a sweep whose largest configuration would exceed this machine's limits
+/// ([`limits`]) before anything is allocated.
+fn check_resources(spec: &SweepSpec) -> Result<(), BenchError> {
+    let model = spec.backends.contains(&BackendChoice::Model);
+    let table_bytes = if model {
+        match &spec.buckets {
+            Some(v) => v
+                .iter()
+                .map(|&b| model_table_bytes(&spec.model, Some(b)))
+                .max()
+                .unwrap_or(0),
+            None => model_table_bytes(&spec.model, None),
+        }
+    } else {
+        0
+    };
+    let threads = spec.threads.iter().copied().max().unwrap_or(1) as u64;
+    limits::check(&limits::Needs {
+        threads,
+        futexes: spec.futexes as u64,
+        keys: model,
+        table_bytes,
+    })
 }
 
 /// Every configuration of `spec` in run order: threads, then buckets, then backend (and
@@ -312,7 +275,7 @@ pub fn configs(spec: &SweepSpec) -> Vec<Config> {
 }
 
 /// Runs one model configuration in this process.
-pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, SweepError> {
+pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
     let algo = c
         .algo
         .clone()
@@ -320,27 +283,26 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, SweepError> {
     let ms = model_spec(&spec.model, algo.clone(), c.buckets);
     let table = ModelTable::build(ms).map_err(|e| usage(format!("model table: {e}")))?;
     let kind = table.spec().kind;
-    let size = table.size() as u64;
     let describe = table.describe();
-    let backend = ModelBackend::new(table, spec.shared);
+    // Shared keys always go to the global table, as in the kernel: with a private table
+    // kind they use the process's global table of the kernel's size for this machine.
+    let (table_name, size) = match kind {
+        TableKind::Private if spec.shared => ("global", kernel_per_node_size(possible_cpus(), 1)),
+        k => (k.as_str(), table.size()),
+    };
+    let backend = TableBackend::by_address(table, spec.shared);
     let cfg = RunConfig::new(c.threads, spec.futexes, spec.runtime, spec.workload);
-    let outcome = runner::run(&backend, &cfg).map_err(|e| SweepError {
-        usage: false,
-        message: e.0,
-    })?;
-    // Shared keys always go to the global table, as in the kernel.
-    let global = kind != TableKind::Private || spec.shared;
+    let outcome = runner::run(&backend, &cfg).map_err(|e| BenchError::runtime(e.0))?;
     let record = BenchRecord::new(
         RecordMeta {
-            backend: "model".into(),
+            backend: BackendChoice::Model.as_str().into(),
             algo: algo.name().into(),
-            table: if global && kind == TableKind::Private {
-                "global".into()
-            } else {
-                kind.as_str().into()
-            },
+            table: table_name.into(),
             layout: spec.model.layout.as_str().into(),
-            buckets: c.buckets.unwrap_or(size),
+            buckets: match (c.buckets, spec.shared) {
+                (Some(b), false) => b,
+                _ => size as u64,
+            },
             futexes: spec.futexes,
             workload: spec.workload,
             shared: spec.shared,
@@ -349,10 +311,15 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, SweepError> {
         },
         &outcome,
     );
-    let hash_line = if global {
-        format!("Futex hashing: global hash (model: {describe})")
-    } else {
+    let hash_line = if table_name == "global" && kind == TableKind::Private {
+        format!(
+            "Futex hashing: global hash, {size} buckets (shared futexes always use it; the \
+             model's private table is unused)"
+        )
+    } else if kind == TableKind::Private {
         format!("Futex hashing: {size} hash buckets (model: {describe})")
+    } else {
+        format!("Futex hashing: global hash (model: {describe})")
     };
     Ok(Measured {
         record,
@@ -367,7 +334,7 @@ pub fn run_kernel(
     c: &Config,
     exe: &std::path::Path,
     forward_stderr: &mut dyn FnMut(&str),
-) -> Result<Measured, SweepError> {
+) -> Result<Measured, BenchError> {
     let cfg = ChildConfig {
         run: RunConfig::new(c.threads, spec.futexes, spec.runtime, spec.workload),
         slots: c.buckets,
@@ -375,21 +342,41 @@ pub fn run_kernel(
         mlockall: spec.mlockall,
         lock: None,
     };
-    let report = kernel::run_in_child(exe, &cfg, forward_stderr).map_err(|e| SweepError {
+    let report = child::run_in_child(exe, &cfg, forward_stderr).map_err(|e| BenchError {
         usage: e.usage,
         message: format!("{c}: {}", e.message),
     })?;
-    let buckets = c.buckets.or(report.slots_applied).unwrap_or(0);
+    let slots = c.buckets.or(report.slots_applied).unwrap_or(0);
+    // Shared futexes always hash into the global table, whatever the slots: record that
+    // table and its size (per node), not the private setting.
+    let global_size = kernel_per_node_size(possible_cpus(), kernel::possible_nodes()) as u64;
+    let (table, buckets, hash_line) = if spec.shared {
+        (
+            "global",
+            global_size,
+            format!(
+                "Futex hashing: global hash, {global_size} buckets per node (shared futexes \
+                 always use it)"
+            ),
+        )
+    } else if slots == 0 {
+        (
+            "global",
+            0,
+            record::kernel_hash_line(report.slots_requested, report.slots_applied),
+        )
+    } else {
+        (
+            "private",
+            slots,
+            record::kernel_hash_line(report.slots_requested, report.slots_applied),
+        )
+    };
     let record = BenchRecord::new(
         RecordMeta {
-            backend: "kernel".into(),
+            backend: BackendChoice::Kernel.as_str().into(),
             algo: "kernel".into(),
-            table: if buckets == 0 || spec.shared {
-                "global"
-            } else {
-                "private"
-            }
-            .into(),
+            table: table.into(),
             layout: "kernel".into(),
             buckets,
             futexes: spec.futexes,
@@ -401,7 +388,7 @@ pub fn run_kernel(
         &report.outcome,
     );
     Ok(Measured {
-        hash_line: record::kernel_hash_line(report.slots_requested, report.slots_applied),
+        hash_line,
         record,
         outcome: report.outcome,
     })
@@ -444,79 +431,24 @@ pub enum Progress<'a> {
 pub fn sweep(
     spec: &SweepSpec,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<SweepResult, SweepError> {
+) -> Result<SweepResult, BenchError> {
     validate(spec)?;
     let mut result = SweepResult::default();
     let mut cfgs = configs(spec);
-    if spec.backends.contains(&BackendChoice::Kernel) {
-        if !kernel::private_hash_supported() {
-            let mut skipped: Vec<String> = cfgs
-                .iter()
-                .filter(|c| c.backend == BackendChoice::Kernel)
-                .filter_map(|c| c.buckets.filter(|&b| b != 0).map(|b| b.to_string()))
-                .collect();
-            skipped.dedup();
-            if !skipped.is_empty() {
-                result.warnings.push(format!(
-                    "this kernel has no private futex hash (prctl PR_FUTEX_HASH, Linux 6.16+, \
-                     CONFIG_FUTEX_PRIVATE_HASH): skipping bucket counts {}; running the \
-                     global hash only",
-                    skipped.join(",")
-                ));
-            }
-            cfgs.retain(|c| c.backend != BackendChoice::Kernel || c.buckets.is_none_or(|b| b == 0));
-            let have_kernel = cfgs.iter().any(|c| c.backend == BackendChoice::Kernel);
-            if !have_kernel {
-                for &t in &spec.threads {
-                    cfgs.push(Config {
-                        backend: BackendChoice::Kernel,
-                        algo: None,
-                        threads: t,
-                        buckets: Some(0),
-                    });
-                }
-            }
-        }
-        if spec.shared
-            && cfgs
-                .iter()
-                .any(|c| c.backend == BackendChoice::Kernel && c.buckets.is_some_and(|b| b > 0))
-        {
-            result.warnings.push(
-                "shared futexes (-S) always hash into the kernel's global table; the private \
-                 slot setting does not affect them"
-                    .into(),
-            );
-        }
+    if spec.backends.contains(&BackendChoice::Kernel) && !kernel::private_hash_supported() {
+        global_hash_only(spec, &mut cfgs, &mut result.warnings);
     }
-    if spec.shared
-        && spec.backends.contains(&BackendChoice::Model)
-        && spec.model.table == TableKind::Private
-    {
-        result.warnings.push(
-            "shared futexes (-S) always hash into the model's global table (as in the kernel); \
-             the private table is not used"
-                .into(),
-        );
-    }
-    let cpus = allowed_cpus().len();
-    if let Some(&t) = spec.threads.iter().find(|&&t| t > cpus) {
-        result.warnings.push(format!(
-            "{t} threads on {cpus} CPUs: oversubscribed: measures the scheduler, not the hash"
-        ));
-    }
-    let exe = match &spec.exe {
-        Some(p) => p.clone(),
-        None if spec.backends.contains(&BackendChoice::Kernel) => {
-            std::env::current_exe().map_err(|e| SweepError {
-                usage: false,
-                message: format!("cannot find this program's path: {e}"),
-            })?
-        }
-        None => PathBuf::new(),
+    result.warnings.extend(request_warnings(spec, &cfgs));
+    let exe = if spec.backends.contains(&BackendChoice::Kernel) {
+        child::resolve_exe(spec.exe.as_deref())?
+    } else {
+        PathBuf::new()
     };
     let total = cfgs.len();
     for (index, c) in cfgs.iter().enumerate() {
+        if super::interrupt::requested() {
+            break;
+        }
         progress(Progress::Start {
             index,
             total,
@@ -542,30 +474,108 @@ pub fn sweep(
         }
         result.measured.push(m);
     }
-    let worst = result
-        .measured
-        .iter()
-        .map(|m| m.record.cpu_share)
-        .min_by(f64::total_cmp);
-    if let Some(worst) = worst.filter(|&w| w < 0.9) {
+    if super::interrupt::requested() {
+        result.interrupted = true;
         result.warnings.push(format!(
-            "busy machine: the worker threads got as little as {:.0}% of their wall-clock \
-             time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
-            worst * 100.0
+            "interrupted: {} of {total} configurations measured, the last one for the time it ran",
+            result.measured.len()
         ));
     }
+    result
+        .warnings
+        .extend(busy_machine_warning(&result.measured));
     Ok(result)
 }
 
+/// On a kernel without `PR_FUTEX_HASH`: drops the kernel configurations with private
+/// slots (with a warning) and keeps one global-hash configuration per thread count.
+fn global_hash_only(spec: &SweepSpec, cfgs: &mut Vec<Config>, warnings: &mut Vec<String>) {
+    let mut skipped: Vec<String> = cfgs
+        .iter()
+        .filter(|c| c.backend == BackendChoice::Kernel)
+        .filter_map(|c| c.buckets.filter(|&b| b != 0).map(|b| b.to_string()))
+        .collect();
+    skipped.dedup();
+    if !skipped.is_empty() {
+        warnings.push(format!(
+            "this kernel has no private futex hash (prctl PR_FUTEX_HASH, Linux 6.16+, \
+             CONFIG_FUTEX_PRIVATE_HASH): skipping bucket counts {}; running the global hash \
+             only",
+            skipped.join(",")
+        ));
+    }
+    cfgs.retain(|c| c.backend != BackendChoice::Kernel || c.buckets.is_none_or(|b| b == 0));
+    if !cfgs.iter().any(|c| c.backend == BackendChoice::Kernel) {
+        for &t in &spec.threads {
+            cfgs.push(Config {
+                backend: BackendChoice::Kernel,
+                algo: None,
+                threads: t,
+                buckets: Some(0),
+            });
+        }
+    }
+}
+
+/// Warnings that follow from the request alone: `-S` with private slots, and more threads
+/// than CPUs.
+fn request_warnings(spec: &SweepSpec, cfgs: &[Config]) -> Vec<String> {
+    let mut w = Vec::new();
+    if spec.shared
+        && cfgs
+            .iter()
+            .any(|c| c.backend == BackendChoice::Kernel && c.buckets.is_some_and(|b| b > 0))
+    {
+        w.push(
+            "shared futexes (-S) always hash into the kernel's global table; the private \
+             slot setting does not affect them"
+                .into(),
+        );
+    }
+    if spec.shared
+        && spec.backends.contains(&BackendChoice::Model)
+        && spec.model.table == TableKind::Private
+    {
+        w.push(
+            "shared futexes (-S) always hash into the model's global table (as in the kernel); \
+             the private table is not used"
+                .into(),
+        );
+    }
+    let cpus = allowed_cpus().len();
+    if let Some(&t) = spec.threads.iter().find(|&&t| t > cpus) {
+        w.push(format!(
+            "{t} threads on {cpus} CPUs: oversubscribed: measures the scheduler, not the hash"
+        ));
+    }
+    w
+}
+
+/// A warning when some worker thread got less than 90 % of its wall-clock time on a CPU.
+fn busy_machine_warning(measured: &[Measured]) -> Option<String> {
+    let worst = measured
+        .iter()
+        .map(|m| m.record.cpu_share)
+        .min_by(f64::total_cmp)?;
+    (worst < 0.9).then(|| {
+        format!(
+            "busy machine: the worker threads got as little as {:.0}% of their wall-clock \
+             time on a CPU, so ops/sec understates; ops_per_cpu_sec (CSV/JSON) does not",
+            worst * 100.0
+        )
+    })
+}
+
 /// [`sweep`] without progress reports, returning the records only.
-pub fn sweep_records(spec: &SweepSpec) -> Result<Vec<BenchRecord>, SweepError> {
+pub fn sweep_records(spec: &SweepSpec) -> Result<Vec<BenchRecord>, BenchError> {
     Ok(sweep(spec, &mut |_| {})?.records())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hashers::HashKey;
+    use crate::hashers::{Builtin, HashKey};
+    use crate::table::Layout;
 
     fn spec() -> SweepSpec {
         let mut s = SweepSpec::new(

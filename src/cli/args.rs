@@ -40,8 +40,10 @@ impl OutputArgs {
     }
 }
 
-/// Checks, before any work is done, that `path` can be written as a file: its directory
-/// exists and it is not itself a directory. `what` names the flag in the message.
+/// Checks, before any work is done, that `path` can be written as a file: it is not a
+/// directory, its directory exists, and a file can really be created there (a probe file
+/// is created and removed: only that tells a read-only or virtual file system such as
+/// `/proc` from a writable one). `what` names the flag in the message.
 pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -53,14 +55,100 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
             path.display()
         )));
     }
-    if !dir.is_dir() {
+    if !dir.exists() {
         return Err(CliError::Usage(format!(
             "cannot write {what} '{}': directory '{}' does not exist",
             path.display(),
             dir.display()
         )));
     }
+    if !dir.is_dir() {
+        return Err(CliError::Usage(format!(
+            "cannot write {what} '{}': '{}' is not a directory",
+            path.display(),
+            dir.display()
+        )));
+    }
+    probe_dir(dir).map_err(|reason| {
+        CliError::Usage(format!(
+            "cannot write {what} '{}': {reason}",
+            path.display()
+        ))
+    })
+}
+
+/// Checks, before any work, that `dir` can be used as an output directory: it is a
+/// directory (or can be created in an existing parent) and files can be created in it.
+pub fn check_output_dir(dir: &Path, what: &str) -> Result<(), CliError> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(CliError::Usage(format!(
+                "cannot write {what} '{}': it exists and is not a directory",
+                dir.display()
+            )));
+        }
+        return probe_dir(dir).map_err(|reason| {
+            CliError::Usage(format!("cannot write {what} '{}': {reason}", dir.display()))
+        });
+    }
+    // Created later: its nearest existing ancestor must allow creating it.
+    let mut anc = dir.parent();
+    while let Some(a) = anc {
+        let a = if a.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            a
+        };
+        if a.exists() {
+            if !a.is_dir() {
+                return Err(CliError::Usage(format!(
+                    "cannot create {what} '{}': '{}' is not a directory",
+                    dir.display(),
+                    a.display()
+                )));
+            }
+            return probe_dir(a).map_err(|reason| {
+                CliError::Usage(format!(
+                    "cannot create {what} '{}': {reason}",
+                    dir.display()
+                ))
+            });
+        }
+        anc = a.parent();
+    }
     Ok(())
+}
+
+/// Creates and removes a probe file in `dir`; the reason it cannot, in words.
+fn probe_dir(dir: &Path) -> Result<(), String> {
+    let probe = dir.join(format!(".futexhash-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(f) => {
+            drop(f);
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                format!("no permission to create files in '{}'", dir.display())
+            }
+            Some(libc::EROFS) => format!("'{}' is on a read-only file system", dir.display()),
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+                format!("no space left to create files in '{}'", dir.display())
+            }
+            // The directory exists, so "no such file" means the file system does not let
+            // files be created at all (procfs, sysfs).
+            Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) => format!(
+                "cannot create files in '{}' (a virtual file system such as /proc or /sys)",
+                dir.display()
+            ),
+            _ => format!("cannot create files in '{}': {e}", dir.display()),
+        }),
+    }
 }
 
 /// clap value parser: a `u64` in decimal or `0x` hex.
@@ -168,6 +256,14 @@ mod tests {
         assert!(check_output_path(&dir.join("no-such-dir-fh/x.csv"), "plot").is_err());
         assert!(check_output_path(&dir.join("fh-new-file.csv"), "output").is_ok());
         assert!(check_output_path(Path::new("relative.csv"), "output").is_ok());
+        // /proc exists, but no file can be created in it: only a real probe tells.
+        let e = check_output_path(Path::new("/proc/x"), "output").unwrap_err();
+        assert!(
+            e.to_string().contains("cannot create files in '/proc'"),
+            "{e}"
+        );
+        assert!(check_output_dir(Path::new("/proc/x"), "report directory").is_err());
+        assert!(check_output_dir(&dir.join("fh-new-dir/sub"), "report directory").is_ok());
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! `futexhash bench`: end-to-end throughput, flags compatible with `perf bench futex hash`
-//! (`shared/spec/cli.md`). Sweeps go through [`crate::bench::sweep`]; the `kernel` backend
+//! (docs/bench.md). Sweeps go through [`crate::bench::sweep`]; the `kernel` backend
 //! runs every configuration in a child process of this binary (see
-//! [`crate::bench::kernel`]); the hidden `--internal-child` flag is that child's entry
+//! [`crate::bench::child`]); the hidden `--internal-child` flag is that child's entry
 //! point. `--workload lock|noisy` go to [`crate::bench::contend`], `--compare` to
 //! [`crate::bench::compare`].
 
 use super::args::{self, algo_list, number, pow2_list};
 use super::{CliError, OutputArgs};
-use crate::bench::contend::{self, ContendSpec};
-use crate::bench::kernel;
+use crate::bench::contend;
+use crate::bench::options::{BackendChoice, BenchError, ContendSpec, ModelOptions};
 use crate::bench::runner::allowed_cpus;
-use crate::bench::sweep::{self, BackendChoice, ModelOptions, Progress, SweepSpec};
+use crate::bench::sweep::{self, Progress, SweepSpec};
+use crate::bench::{child, interrupt};
 use crate::hashers::HashKey;
 use crate::key::parse_number;
 use crate::render::{Format, output};
@@ -63,13 +64,19 @@ pub(super) enum LayoutKind {
 #[derive(Debug, clap::Args)]
 pub(super) struct BenchArgs {
     /// Threads, or a list of thread counts for a sweep [default: the number of CPUs].
-    #[arg(short = 't', long, value_name = "LIST")]
+    #[arg(short = 't', long, value_name = "LIST", allow_hyphen_values = true)]
     threads: Option<String>,
     /// Futex words per thread.
-    #[arg(short = 'f', long, value_name = "N", default_value = "1024", value_parser = number)]
+    #[arg(short = 'f', long, value_name = "N", default_value = "1024", value_parser = number, allow_hyphen_values = true)]
     futexes: u64,
     /// Run time per configuration, seconds (fractions allowed, e.g. 0.5).
-    #[arg(short = 'r', long, value_name = "SECS", default_value = "10")]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "SECS",
+        default_value = "10",
+        allow_hyphen_values = true
+    )]
     runtime: String,
     /// Use shared futexes instead of private ones.
     #[arg(short = 'S', long)]
@@ -79,14 +86,15 @@ pub(super) struct BenchArgs {
     silent: bool,
     /// Hash buckets (kernel: private hash slots), list or range for a sweep; 0 = the
     /// global hash [kernel default: the kernel's automatic sizing].
-    #[arg(short = 'b', long, value_name = "LIST")]
+    #[arg(short = 'b', long, value_name = "LIST", allow_hyphen_values = true)]
     buckets: Option<String>,
     /// Lock all current and future memory (mlockall).
     #[arg(short = 'm', long)]
     mlockall: bool,
-    /// Where the operations go: `model`, `kernel`, or both side by side (`model,kernel`).
-    #[arg(long, value_name = "LIST", default_value = "model")]
-    backend: String,
+    /// Where the operations go: `model`, `kernel`, or both side by side (`model,kernel`)
+    /// [default: model].
+    #[arg(long, value_name = "LIST")]
+    backend: Option<String>,
     /// Hashers for the model backend (list, `seed` or `all`).
     #[arg(long, value_name = "LIST")]
     algo: Option<String>,
@@ -107,16 +115,19 @@ pub(super) struct BenchArgs {
     #[arg(long)]
     squash: bool,
     /// `lock` workload: lock-taking threads per group (the contenders are `-t`).
-    #[arg(long, value_name = "N", default_value = "2", value_parser = number)]
-    holders: u64,
-    /// `noisy` workload: victim threads (the noisy process gets `-t` threads).
-    #[arg(long, value_name = "N", default_value = "1", value_parser = number)]
-    victim_threads: u64,
-    /// `noisy` workload: futex words of each victim thread.
-    #[arg(long, value_name = "N", default_value = "4", value_parser = number)]
-    victim_futexes: u64,
-    /// Measure the performance figures side by side (model op vs syscall, 2 threads vs 1,
-    /// packed vs aligned) and print them as ratios; `-r` is the time of each measurement.
+    /// [default: 2]
+    #[arg(long, value_name = "N", value_parser = number)]
+    holders: Option<u64>,
+    /// `noisy` workload: victim threads (the noisy process gets `-t` threads) [default: 1].
+    #[arg(long, value_name = "N", value_parser = number)]
+    victim_threads: Option<u64>,
+    /// `noisy` workload: futex words of each victim thread [default: 4].
+    #[arg(long, value_name = "N", value_parser = number)]
+    victim_futexes: Option<u64>,
+    /// Measure the performance figures side by side (model op vs syscall, 2 threads vs 1
+    /// against the machine's own scaling, packed vs aligned) and print them as ratios; `-r`
+    /// is the time of each measurement, `-f` perf's futexes per thread; the configurations
+    /// are fixed, so the other run flags are refused.
     #[arg(long)]
     compare: bool,
     /// Also draw ops/sec against buckets (log2 axis) into this SVG file.
@@ -129,18 +140,22 @@ pub(super) struct BenchArgs {
     internal_child: Option<String>,
 }
 
-/// `-r`: positive, finite seconds, decimal (fractions allowed) or 0x hex.
+/// Shortest accepted run time: below it thread start-up dominates and perf's "for N secs"
+/// line would round to 0.
+const MIN_RUNTIME_S: f64 = 0.01;
+
+/// `-r`: finite seconds from [`MIN_RUNTIME_S`] to 1e6, decimal (fractions allowed) or 0x hex.
 fn parse_runtime(s: &str) -> Result<Duration, CliError> {
     let bad = || {
         CliError::Usage(format!(
-            "runtime '{s}' is not a positive number of seconds (e.g. 10 or 0.5, at most 1e6)"
+            "runtime '{s}' is not a number of seconds from {MIN_RUNTIME_S} to 1e6 (e.g. 10 or 0.5)"
         ))
     };
     let secs = match s.trim().parse::<f64>() {
         Ok(v) => v,
         Err(_) => parse_number(s).ok_or_else(bad)? as f64,
     };
-    if !(secs.is_finite() && secs > 0.0 && secs <= 1e6) {
+    if !(secs.is_finite() && (MIN_RUNTIME_S..=1e6).contains(&secs)) {
         return Err(bad());
     }
     Duration::try_from_secs_f64(secs).map_err(|_| bad())
@@ -300,7 +315,7 @@ fn warn(msg: &str) {
     eprintln!("futexhash: warning: {msg}");
 }
 
-fn sweep_error(e: sweep::SweepError) -> CliError {
+fn sweep_error(e: BenchError) -> CliError {
     if e.usage {
         CliError::Usage(e.message)
     } else {
@@ -309,31 +324,20 @@ fn sweep_error(e: sweep::SweepError) -> CliError {
 }
 
 pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
+    // Parent and child alike: SIGINT/SIGTERM stop the workers and keep what was measured.
+    interrupt::install();
     if let Some(json) = &args.internal_child {
         return run_child(json);
     }
     let plan = plan(&args)?;
-    if let Some(p) = &args.out.output {
-        args::check_output_path(p, "output")?;
-    }
+    args.out.check()?;
     if let Some(p) = &args.plot {
         args::check_output_path(p, "plot")?;
     }
-    let backends = parse_backends(&args.backend)?;
+    let backends = parse_backends(args.backend.as_deref().unwrap_or("model"))?;
     let model = model_options(&args, &backends)?;
     if args.compare {
-        let figs = crate::bench::compare::compare(plan.runtime, args.futexes as usize)
-            .map_err(sweep_error)?;
-        let text = match args.out.format {
-            Format::Json => {
-                output::to_json(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
-            }
-            Format::Csv => {
-                output::to_csv(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
-            }
-            Format::Table => figs.render(),
-        };
-        return args.out.emit(&text);
+        return run_compare(&args, &plan);
     }
     let workload = match args.workload {
         WorkloadArg::Hash => Workload::Hash,
@@ -355,7 +359,74 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
         exe: None,
     };
     sweep::validate(&spec).map_err(sweep_error)?;
-    let total = sweep::configs(&spec).len();
+    let result = run_sweep(&spec)?;
+    let shown = result.warnings.iter().filter(|w| {
+        !(args.silent && args.out.format == Format::Table && w.contains("did not return"))
+    });
+    for w in shown {
+        warn(w);
+    }
+    emit(&args, &plan, workload.as_str(), &result.measured)?;
+    if result.interrupted {
+        return Err(CliError::Interrupted);
+    }
+    Ok(())
+}
+
+/// The flags `--compare` cannot honour: its configurations are fixed.
+fn compare_conflicts(args: &BenchArgs) -> Vec<&'static str> {
+    let set = [
+        (args.threads.is_some(), "-t"),
+        (args.buckets.is_some(), "-b"),
+        (args.shared, "-S"),
+        (args.silent, "-s"),
+        (args.mlockall, "-m"),
+        (args.backend.is_some(), "--backend"),
+        (args.algo.is_some(), "--algo"),
+        (args.table.is_some(), "--table"),
+        (args.layout.is_some(), "--layout"),
+        (args.workload != WorkloadArg::Hash, "--workload"),
+        (args.nodes.is_some(), "--nodes"),
+        (args.squash, "--squash"),
+        (args.holders.is_some(), "--holders"),
+        (args.victim_threads.is_some(), "--victim-threads"),
+        (args.victim_futexes.is_some(), "--victim-futexes"),
+        (args.plot.is_some(), "--plot"),
+    ];
+    set.iter().filter(|(on, _)| *on).map(|&(_, f)| f).collect()
+}
+
+/// `--compare`: the fixed side-by-side figures.
+fn run_compare(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
+    let bad = compare_conflicts(args);
+    if !bad.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--compare measures fixed configurations (1 and 2 threads, jhash2, the kernel's \
+             default and 65536-bucket tables, both layouts) and takes only -r, -f, --format \
+             and --output; drop {}",
+            bad.join(", ")
+        )));
+    }
+    let figs = crate::bench::compare::compare(plan.runtime, plan.futexes).map_err(sweep_error)?;
+    let text = match args.out.format {
+        Format::Json => {
+            output::to_json(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
+        }
+        Format::Csv => {
+            output::to_csv(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
+        }
+        Format::Table => figs.render(),
+    };
+    args.out.emit(&text)?;
+    if interrupt::requested() {
+        return Err(CliError::Interrupted);
+    }
+    Ok(())
+}
+
+/// Runs the sweep with a progress bar on a terminal.
+fn run_sweep(spec: &SweepSpec) -> Result<sweep::SweepResult, CliError> {
+    let total = sweep::configs(spec).len();
     let bar = (total > 1 && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(total as u64);
         b.set_style(
@@ -368,7 +439,7 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
         b.set_prefix("bench");
         b
     });
-    let result = sweep::sweep(&spec, &mut |p| match p {
+    let result = sweep::sweep(spec, &mut |p| match p {
         Progress::Start {
             index,
             total,
@@ -390,21 +461,7 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
         Some(b) => b.finish_and_clear(),
         None => {}
     }
-    let result = result.map_err(sweep_error)?;
-    if !args.silent || args.out.format != Format::Table {
-        for w in &result.warnings {
-            warn(w);
-        }
-    } else {
-        for w in result
-            .warnings
-            .iter()
-            .filter(|w| !w.contains("did not return"))
-        {
-            warn(w);
-        }
-    }
-    emit(&args, &plan, workload.as_str(), &result.measured)
+    result.map_err(sweep_error)
 }
 
 /// `--workload lock|noisy`: one run (per hasher / backend), records with the extra fields.
@@ -444,7 +501,7 @@ fn run_contend(
         buckets: bucket_list.first().copied(),
         futexes: plan.futexes,
         runtime: plan.runtime,
-        holders: check(args.holders, "holder count", 1024)?,
+        holders: check(args.holders.unwrap_or(2), "holder count", 1024)?,
         groups: if args.workload == WorkloadArg::Lock {
             args.nodes.map_or(
                 if model.table == ModelKind::Numa {
@@ -457,13 +514,38 @@ fn run_contend(
         } else {
             1
         },
-        victim_threads: check(args.victim_threads, "victim thread count", 1024)?,
-        victim_futexes: check(args.victim_futexes, "victim futex count", MAX_FUTEXES)?,
+        victim_threads: check(
+            args.victim_threads.unwrap_or(1),
+            "victim thread count",
+            1024,
+        )?,
+        victim_futexes: check(
+            args.victim_futexes.unwrap_or(4),
+            "victim futex count",
+            MAX_FUTEXES,
+        )?,
         exe: None,
     };
-    let result = match args.workload {
-        WorkloadArg::Lock => contend::run_lock(&spec),
-        _ => contend::run_noisy(&spec),
+    let lock = args.workload == WorkloadArg::Lock;
+    crate::bench::limits::check(&crate::bench::limits::Needs {
+        threads: if lock {
+            (spec.groups * (spec.holders + spec.threads)) as u64
+        } else {
+            (spec.threads + spec.victim_threads) as u64
+        },
+        futexes: if lock { 1 } else { spec.futexes as u64 },
+        keys: backends.contains(&BackendChoice::Model),
+        table_bytes: if backends.contains(&BackendChoice::Model) {
+            sweep::model_table_bytes(&spec.model, spec.buckets)
+        } else {
+            0
+        },
+    })
+    .map_err(sweep_error)?;
+    let result = if lock {
+        contend::run_lock(&spec)
+    } else {
+        contend::run_noisy(&spec)
     }
     .map_err(sweep_error)?;
     for w in &result.warnings {
@@ -471,30 +553,26 @@ fn run_contend(
     }
     let records = result.records;
     if let Some(path) = &args.plot {
-        record::write_plot(path, "futex contention", &records)
-            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
+        record::write_plot(path, "futex contention", &records).map_err(|e| {
+            CliError::Runtime(format!("cannot write plot '{}': {e}", path.display()))
+        })?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Csv => output::to_csv(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Table => contend::render(&records),
     };
-    args.out.emit(&text)
+    args.out.emit(&text)?;
+    if interrupt::requested() {
+        return Err(CliError::Interrupted);
+    }
+    Ok(())
 }
 
-/// The child side: run one configuration here, print the report as JSON.
+/// The child side ([`crate::bench::child`]): run one configuration here, print the
+/// report as JSON.
 fn run_child(json: &str) -> Result<(), CliError> {
-    let cfg: kernel::ChildConfig = serde_json::from_str(json)
-        .map_err(|e| CliError::Usage(format!("bad --internal-child configuration: {e}")))?;
-    let report = kernel::run_here(&cfg).map_err(|e| {
-        if e.usage {
-            CliError::Usage(e.message)
-        } else {
-            CliError::Runtime(e.message)
-        }
-    })?;
-    let s = serde_json::to_string(&report).map_err(|e| CliError::Runtime(e.to_string()))?;
-    println!("{s}");
+    println!("{}", child::serve(json).map_err(sweep_error)?);
     Ok(())
 }
 
@@ -514,8 +592,9 @@ fn emit(
             plan.futexes,
             record::fmt_secs(plan.runtime.as_secs_f64())
         );
-        record::write_plot(path, &title, &records)
-            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
+        record::write_plot(path, &title, &records).map_err(|e| {
+            CliError::Runtime(format!("cannot write plot '{}': {e}", path.display()))
+        })?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
@@ -550,7 +629,18 @@ mod tests {
         assert_eq!(parse_runtime("0.5").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_runtime("10").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_runtime("0x2").unwrap(), Duration::from_secs(2));
-        for bad in ["0", "-1", "nan", "inf", "abc", "", "1e7"] {
+        assert_eq!(parse_runtime("0.01").unwrap(), Duration::from_millis(10));
+        for bad in [
+            "0",
+            "-1",
+            "nan",
+            "inf",
+            "abc",
+            "",
+            "1e7",
+            "0.00000001",
+            "0.009",
+        ] {
             assert!(parse_runtime(bad).is_err(), "{bad}");
         }
     }

@@ -1,5 +1,5 @@
 //! `futexhash dist`: distribution and collision quality of hashers on a workload's keys
-//! for every power-of-two table size (`shared/spec/cli.md`; statistics in [`crate::stats`],
+//! for every power-of-two table size (statistics in [`crate::stats`],
 //! workloads in [`crate::workload`]; user docs in `docs/dist.md`).
 
 use super::{CliError, OutputArgs, args};

@@ -1,4 +1,4 @@
-//! The command-line front end (`shared/spec/cli.md`). Each subcommand has its own file with
+//! The command-line front end. Each subcommand has its own file with
 //! its clap arguments and a `run` that turns them into library calls and formatted output;
 //! the work itself is done by the library modules.
 //!
@@ -18,7 +18,7 @@ mod report;
 mod sim;
 mod sim_trace;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::fmt;
 use std::process::ExitCode;
@@ -69,12 +69,16 @@ pub enum CliError {
     Usage(String),
     /// Something failed while running: exit 1.
     Runtime(String),
+    /// SIGINT/SIGTERM stopped the work after what was measured had been printed: exit
+    /// 130 (128 + SIGINT), as a shell reports an interrupted command.
+    Interrupted,
 }
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Usage(s) | CliError::Runtime(s) => f.write_str(s),
+            CliError::Interrupted => f.write_str("interrupted"),
         }
     }
 }
@@ -86,25 +90,61 @@ impl CliError {
     }
 }
 
+/// The clap command with every subcommand (and theirs) accepting values that start with
+/// `-`, so `--buckets -4` reaches the value's own check ("'-4' is not ...") instead of
+/// reading as an unknown flag.
+fn command() -> clap::Command {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true).mut_subcommands(negatives)
+    }
+    negatives(Cli::command())
+}
+
+/// clap's error as one line: its first paragraph (the message, the names of missing
+/// arguments, the possible values), without the usage and tip paragraphs.
+fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for l in rendered.lines() {
+        let t = l.trim();
+        if t.is_empty() && !parts.is_empty() {
+            break;
+        }
+        if t.starts_with("Usage:") || t.starts_with("tip:") || t.starts_with("For more") {
+            break;
+        }
+        if !t.is_empty() {
+            parts.push(t.strip_prefix("error: ").unwrap_or(t).to_string());
+        }
+    }
+    if parts.is_empty() {
+        "invalid arguments".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
 /// Runs the command line `args` (the first item is the program name).
 pub fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = command()
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; a real parse error is one line
-            // on stderr and exit 2 (clap's usage hint lines are left out on purpose).
+            // on stderr and exit 2.
             if !e.use_stderr() {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("futexhash: error: {first} (see --help)");
+            eprintln!(
+                "futexhash: error: {} (see --help)",
+                one_line(&e.render().to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -135,5 +175,6 @@ where
             eprintln!("futexhash: error: {msg}");
             ExitCode::from(1)
         }
+        Err(CliError::Interrupted) => ExitCode::from(130),
     }
 }

@@ -23,14 +23,11 @@ pub(super) struct ReportArgs {
 type SectionFn<'a> = Box<dyn Fn() -> Result<Section, String> + 'a>;
 
 pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
-    let data = a.data.clone().unwrap_or_else(|| {
-        let local = PathBuf::from("data/published");
-        if local.is_dir() {
-            local
-        } else {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/published")
-        }
-    });
+    let data = match a.data.clone() {
+        Some(d) => d,
+        None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string()))?,
+    };
+    super::args::check_output_dir(&a.out, "report directory")?;
     // Read every published table before anything is written, so bad input leaves nothing.
     for table in [
         "buckets-240threads-256cpu.csv",

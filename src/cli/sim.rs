@@ -189,33 +189,27 @@ pub(super) fn run(a: SimArgs) -> Result<(), CliError> {
 }
 
 /// A profile argument: an existing file, else `data/machines/NAME.toml` under the current
-/// directory or the source tree.
+/// directory, else the profile of that name built into the binary ([`crate::assets`]).
 fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
     let direct = PathBuf::from(arg);
-    let candidates = [
-        direct.clone(),
-        PathBuf::from("data/machines").join(format!("{arg}.toml")),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("data/machines")
-            .join(format!("{arg}.toml")),
-    ];
-    match candidates.iter().find(|p| p.is_file()) {
-        Some(p) => MachineProfile::load(p).map_err(CliError::Usage),
+    if direct.is_file() {
+        return MachineProfile::load(&direct).map_err(CliError::Usage);
+    }
+    match crate::assets::profile_path(arg) {
+        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
+            .map_err(CliError::Usage),
         None => Err(CliError::Usage(format!(
-            "profile '{arg}' is neither a file nor a name in data/machines/ (e.g. seed-256cpu, this-vm)"
+            "profile '{arg}' is neither a file nor a built-in profile ({})",
+            crate::assets::profile_names().join(", ")
         ))),
     }
 }
 
-fn published_dir(arg: Option<PathBuf>) -> PathBuf {
-    arg.unwrap_or_else(|| {
-        let local = PathBuf::from("data/published");
-        if local.is_dir() {
-            local
-        } else {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("data/published")
-        }
-    })
+fn published_dir(arg: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    match arg {
+        Some(d) => Ok(d),
+        None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string())),
+    }
 }
 
 fn two_rows(s: &str) -> Result<[usize; 2], CliError> {
@@ -378,6 +372,14 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
 /// `--workload lock`: one simulated futex_numa run, printed as futex_numa's
 /// "contenders:" line per node plus the record.
 fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
+    // futex_numa squashes every node to one bucket: a bucket count has nothing to set.
+    if a.buckets != "2..131072" {
+        return Err(CliError::Usage(format!(
+            "-b '{}' does not apply to --workload lock (futex_numa squashes every node to one \
+             bucket); drop -b",
+            a.buckets
+        )));
+    }
     let contenders = match &a.threads {
         Some(t) => match parse_threads(t)?[..] {
             [n] => n,
@@ -406,9 +408,10 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
                     ""
                 }
             );
-            for _ in 0..profile.nodes {
+            // The nodes are symmetric in the model, so every node's line is the same.
+            for node in 0..profile.nodes {
                 s.push_str(&format!(
-                    "contenders: {} loops/sec\n",
+                    "node {node}: contenders: {} loops/sec\n",
                     per_node.round() as u64
                 ));
             }
@@ -540,7 +543,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
 fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
     v.out.check()?;
     let rows = two_rows(&v.rows)?;
-    let data = published_dir(v.data);
+    let data = published_dir(v.data)?;
     let template = match &v.template {
         Some(t) => resolve_profile(t)?,
         None => seed_box_template(),

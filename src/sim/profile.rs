@@ -96,9 +96,22 @@ impl MachineProfile {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read profile '{}': {e}", path.display()))?;
         let p: MachineProfile = toml::from_str(&text).map_err(|e| {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or("").to_string();
-            format!("profile '{}' is not valid: {first}", path.display())
+            // The message names the field ("missing field `cpus`"); the span says where.
+            let at = e.span().map_or(String::new(), |sp| {
+                let start = sp.start.min(text.len());
+                let line = text[..start].matches('\n').count() + 1;
+                // The key of that line, when the error is in its value.
+                let key = text.lines().nth(line - 1).and_then(|l| l.split_once('='));
+                match key.map(|(k, _)| k.trim()).filter(|k| !k.is_empty()) {
+                    Some(k) if !e.message().contains('`') => format!(" (field `{k}`, line {line})"),
+                    _ => format!(" (line {line})"),
+                }
+            });
+            format!(
+                "profile '{}' is not valid: {}{at}",
+                path.display(),
+                e.message().trim()
+            )
         })?;
         p.validate()
             .map_err(|e| format!("profile '{}': {e}", path.display()))?;

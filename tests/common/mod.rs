@@ -1,5 +1,5 @@
 //! Helpers shared by the command-line tests: run the built binary, and the stable JSON
-//! fields of `bench` and `sim` records (`shared/spec/cli.md`).
+//! fields of `bench` and `sim` records.
 #![allow(dead_code)] // each test crate uses a different subset
 
 use std::process::{Command, Output};

@@ -1,0 +1,98 @@
+//! SIGINT / SIGTERM during a benchmark: perf's behaviour (`tools/perf/bench/futex-hash.c`
+//! installs a SIGINT handler that sets `done`, so the workers stop and the results of the
+//! elapsed time are printed). [`install`] sets handlers that only record the signal (and
+//! pass it on to the kernel-backend children this process started); the runner polls
+//! [`requested`] while the workers run, stops them early, and the caller reports what was
+//! measured and exits with 128 + SIGINT = 130.
+//!
+//! Children are registered with [`ChildGuard`]; a child also dies with this process
+//! through `PR_SET_PDEATHSIG` (set in [`super::child`]), so neither a signal to the parent
+//! alone nor its death leaves a child running.
+//!
+//! Memory ordering: the handler stores with `SeqCst` and the runner loads with `SeqCst`;
+//! the flag publishes no data, so `Relaxed` would do, but the handler is not a hot path and
+//! `SeqCst` keeps the argument trivial. The child table is a fixed array of `AtomicI32`
+//! (pid or 0): the handler only loads from it (no allocation, no lock, async-signal-safe),
+//! registration stores with `SeqCst` before the child can be interrupted by us.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// Set by the handler.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// The signal that set it (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Kernel-backend children alive at the same time (the noisy workload runs two).
+const MAX_CHILDREN: usize = 16;
+static CHILDREN: [AtomicI32; MAX_CHILDREN] = [const { AtomicI32::new(0) }; MAX_CHILDREN];
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    REQUESTED.store(true, Ordering::SeqCst);
+    SIGNAL.store(sig, Ordering::SeqCst);
+    for c in &CHILDREN {
+        let pid = c.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill(2) is async-signal-safe; `pid` is a child we started and have
+            // not reaped yet (it is unregistered before `wait`), so it cannot be a reused pid.
+            unsafe { libc::kill(pid, sig) };
+        }
+    }
+}
+
+/// Installs the SIGINT and SIGTERM handlers (idempotent).
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: sigaction is plain data; zeroed is a valid empty mask with no flags.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        // SA_RESTART: interrupted reads and waits resume; the runner polls the flag.
+        sa.sa_flags = libc::SA_RESTART;
+        // SAFETY: `sa` is a valid sigaction whose handler only touches atomics and calls
+        // kill(2), both async-signal-safe; the old action is not needed (null).
+        unsafe {
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Whether SIGINT or SIGTERM arrived since [`install`].
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// The signal received (SIGINT or SIGTERM), if any.
+pub fn signal() -> Option<i32> {
+    Some(SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// A registered child: signals to this process are passed on to it until dropped.
+#[derive(Debug)]
+pub struct ChildGuard {
+    slot: Option<usize>,
+}
+
+impl ChildGuard {
+    /// Registers `pid` (a child of this process that has not been reaped). If a signal
+    /// already arrived, the child gets it at once.
+    pub fn new(pid: u32) -> Self {
+        let pid = i32::try_from(pid).unwrap_or(0);
+        let slot = CHILDREN.iter().position(|c| {
+            c.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        });
+        if let Some(sig) = signal() {
+            // SAFETY: as in the handler: our own child, not yet reaped.
+            unsafe { libc::kill(pid, sig) };
+        }
+        ChildGuard { slot }
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(i) = self.slot {
+            CHILDREN[i].store(0, Ordering::SeqCst);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Bad input across every subcommand, as a new user types it (issue 12): each line must be
+//! refused before any work with exit status 2 and exactly one line on stderr that names
+//! the bad value (the second column is what the message must contain). The cases run in
+//! a few seconds because nothing is measured.
+
+use std::process::Command;
+
+/// (command line, text the one-line message must contain). `PROFILE_MISSING_FIELD` and
+/// `PROFILE_BAD_CPUS` are replaced by profile files written by the test.
+const CASES: &[(&str, &str)] = &[
+    ("bench -t 0", "'0'"),
+    ("bench -t abc", "'abc'"),
+    ("bench -t 1,,2", "''"),
+    ("bench -t 16385", "'16385'"),
+    ("bench -t -3", "'-3'"),
+    ("bench -f 0", "'0'"),
+    ("bench -f 99999999999", "99999999999"),
+    ("bench -f -1", "'-1'"),
+    ("bench -f x", "'x'"),
+    ("bench -r 0", "'0'"),
+    ("bench -r -1", "'-1'"),
+    ("bench -r nan", "'nan'"),
+    ("bench -r inf", "'inf'"),
+    ("bench -r 1e7", "'1e7'"),
+    ("bench -r 0.00000001", "'0.00000001'"),
+    ("bench -r abc", "'abc'"),
+    ("bench -b 3", "'3'"),
+    ("bench -b -4", "'-4'"),
+    ("bench -b 2..3", "'3'"),
+    ("bench -b 16..2", "'16..2'"),
+    ("bench -b 1 --backend kernel", "'1'"),
+    ("bench -b 33554432", "'33554432'"),
+    ("bench --backend foo", "'foo'"),
+    ("bench --backend model,foo", "'foo'"),
+    ("bench --algo nope", "'nope'"),
+    ("bench --algo jhash2,nope", "'nope'"),
+    ("bench --algo so:/nonexistent.so", "/nonexistent.so"),
+    ("bench --algo c:/nonexistent.c", "/nonexistent.c"),
+    ("bench --table foo", "'foo'"),
+    ("bench --layout foo", "'foo'"),
+    ("bench --workload foo", "'foo'"),
+    ("bench --nodes 0 --table numa", "'0'"),
+    ("bench --nodes 2000 --table numa", "'2000'"),
+    ("bench --nodes 2", "2"),
+    ("bench --squash", "--squash"),
+    ("bench --backend kernel --table global", "--table"),
+    ("bench --backend kernel --layout packed", "--layout"),
+    ("bench --backend kernel --algo xxh3", "'xxh3'"),
+    ("bench --holders 0 --workload lock", "'0'"),
+    ("bench --victim-threads 0 --workload noisy", "'0'"),
+    ("bench --victim-futexes 0 --workload noisy", "'0'"),
+    ("bench --workload lock -t 1,2", "-t"),
+    ("bench --workload lock -b 16,32", "-b"),
+    ("bench --workload noisy -S", "-S"),
+    ("bench --output /proc/x -r 2 -t 1", "/proc/x"),
+    ("bench --output /nonexistent/dir/x -r 2", "/nonexistent/dir"),
+    ("bench --output /tmp -r 2", "/tmp"),
+    ("bench --plot /proc/x.svg -r 1", "/proc/x.svg"),
+    ("bench --format yaml", "'yaml'"),
+    (
+        "bench --compare -t 5 -b 16 --algo xxhash --layout packed -r 0.1",
+        "-t",
+    ),
+    ("bench --compare -S", "-S"),
+    (
+        "bench -t 2 -r 0.2 --table numa --nodes 1024 -b 16777216 -s",
+        "TiB",
+    ),
+    ("bench --bogus", "--bogus"),
+    ("dist --buckets -4", "'-4'"),
+    ("dist --buckets 3", "'3'"),
+    ("dist --buckets 0", "'0'"),
+    ("dist --buckets 2..5", "'5'"),
+    ("dist --algo nope", "'nope'"),
+    ("dist --workload nope", "'nope'"),
+    ("dist --keys 0", "'0'"),
+    ("dist --keys -5", "'-5'"),
+    ("dist --keys x", "'x'"),
+    ("dist --seed x", "'x'"),
+    ("dist --reduce foo", "'foo'"),
+    ("dist --stat foo", "'foo'"),
+    ("dist --format yaml", "'yaml'"),
+    ("dist --output /proc/x", "/proc/x"),
+    ("dist --plot /proc/x.svg", "/proc/x.svg"),
+    ("dist --workload trace:/nonexistent", "/nonexistent"),
+    ("hash --algo jhash2", "<KEY>"),
+    ("hash --algo nope private:0x1000:0x1000", "'nope'"),
+    ("hash --algo jhash2 private:0x1000", "private:0x1000"),
+    ("hash --algo jhash2 private:xyz:0x1000", "xyz"),
+    ("hash --algo jhash2 bogus:1:2", "bogus"),
+    ("hash --algo jhash2 private:0x1000:0x1001", "0x1001"),
+    (
+        "hash --algo jhash2 --hash-key zz private:0x1000:0x1000",
+        "'zz'",
+    ),
+    (
+        "hash --algo jhash2 --format yaml private:0x1000:0x1000",
+        "'yaml'",
+    ),
+    (
+        "hash --algo jhash2 --output /proc/x private:0x1000:0x1000",
+        "/proc/x",
+    ),
+    ("hash", "--algo"),
+    ("list --format yaml", "'yaml'"),
+    ("list --output /proc/x", "/proc/x"),
+    ("list --bogus", "--bogus"),
+    ("sim --profile nope", "'nope'"),
+    ("sim --profile /nonexistent.toml", "/nonexistent.toml"),
+    ("sim --profile this-vm -t 0", "'0'"),
+    ("sim --profile this-vm -t -1", "'-1'"),
+    ("sim --profile this-vm -b 3", "'3'"),
+    ("sim --profile this-vm --algo nope", "'nope'"),
+    ("sim --profile this-vm --workload nope", "'nope'"),
+    ("sim --profile this-vm --output /proc/x", "/proc/x"),
+    ("sim --profile this-vm --plot /proc/x.svg", "/proc/x.svg"),
+    ("sim --profile this-vm --format yaml", "'yaml'"),
+    ("sim validate --output /proc/x", "/proc/x"),
+    ("check --algo nope", "'nope'"),
+    (
+        "check --algo jhash2 --vectors /nonexistent.csv",
+        "/nonexistent.csv",
+    ),
+    ("check --algo jhash2 --output /proc/x", "/proc/x"),
+    ("keys --workload nope", "'nope'"),
+    ("keys --workload perf --output /proc/x", "/proc/x"),
+    ("keys --workload perf --keys -3", "'-3'"),
+    ("dist --hashes /nonexistent.csv", "/nonexistent.csv"),
+    ("sim --profile this-vm --workload lock -b 16,32", "'16,32'"),
+    ("sim validate --rows 0", "'0'"),
+    ("sim validate --rows a,b", "a,b"),
+    ("sim validate --data /nonexistent", "/nonexistent"),
+    ("sim bogus", "bogus"),
+    ("report --out /proc/x --quick", "/proc/x"),
+    ("report --out /etc/passwd --quick", "/etc/passwd"),
+    (
+        "report --data /nonexistent --quick --out /tmp/rb/r",
+        "/nonexistent",
+    ),
+    ("report --bogus", "--bogus"),
+    ("bogus", "bogus"),
+    ("bench -t 4096 -f 16777216 -r 0.1", "16777216"),
+    (
+        "sim calibrate --from data/published/buckets-240threads-256cpu.csv --rows 0,2 --threads 240 --cpus 256 --out /proc/x.toml",
+        "/proc/x.toml",
+    ),
+    ("sim --profile PROFILE_MISSING_FIELD", "`cpus`"),
+    ("sim --profile PROFILE_BAD_CPUS", "`cpus`"),
+];
+
+fn run(args: &[String]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run futexhash")
+}
+
+#[test]
+fn every_bad_input_is_one_line_exit_2_naming_the_value() {
+    let dir = std::env::temp_dir().join(format!("fh-bad-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing-field.toml");
+    std::fs::write(&missing, "name = \"x\"\n").unwrap();
+    let bad_cpus = dir.join("bad-cpus.toml");
+    let vm = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/this-vm.toml"),
+    )
+    .unwrap();
+    let bad: String = vm
+        .lines()
+        .map(|l| {
+            if l.starts_with("cpus =") {
+                "cpus = 2^40"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&bad_cpus, bad).unwrap();
+    let mut failures = Vec::new();
+    for (line, want) in CASES {
+        let args: Vec<String> = line
+            .split_whitespace()
+            .map(|a| match a {
+                "PROFILE_MISSING_FIELD" => missing.display().to_string(),
+                "PROFILE_BAD_CPUS" => bad_cpus.display().to_string(),
+                a => a.to_string(),
+            })
+            .collect();
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines = err.lines().filter(|l| !l.trim().is_empty()).count();
+        if o.status.code() != Some(2) || lines != 1 || !err.contains(want) || !o.stdout.is_empty() {
+            failures.push(format!(
+                "{line}: status {:?}, {lines} lines: {err}",
+                o.status.code()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+/// Inputs that are fine must not be refused (issue 12 item 8: `seed,hash_long_old` was).
+#[test]
+fn a_list_mixing_seed_and_a_name_is_accepted() {
+    let args: Vec<String> = "dist --algo seed,hash_long_old --keys 100 --buckets 16 --format csv"
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        csv.lines().any(|l| l.starts_with("hash_long_old,")),
+        "{csv}"
+    );
+    assert!(csv.lines().any(|l| l.starts_with("jhash2,")), "{csv}");
+}

@@ -1,0 +1,141 @@
+//! Issue 12 item 4: SIGINT/SIGTERM during `bench` keep what was measured. A real signal
+//! is sent to the running binary: it must print perf's lines for the elapsed time, exit
+//! with 130 (128 + SIGINT), and leave no kernel-backend child behind — also when the
+//! signal goes to the parent alone, and when the parent is killed outright.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start futexhash")
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill(2) on the pid of our own, not yet reaped, child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+/// Pids of live `--internal-child` processes whose configuration contains `marker`.
+fn children_with(marker: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd);
+        let zombie = std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        });
+        if cmd.contains("--internal-child") && cmd.contains(marker) && !zombie {
+            v.push(pid);
+        }
+    }
+    v
+}
+
+/// Waits until `cond` holds or `limit` passes.
+fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+fn finish(child: Child) -> (Option<i32>, String, String) {
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sigint_prints_the_elapsed_time_and_exits_130_model() {
+    let c = spawn(&["bench", "-t", "2", "-r", "30"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let t0 = Instant::now();
+    signal(&c, libc::SIGINT);
+    let (code, out, err) = finish(c);
+    assert!(t0.elapsed() < Duration::from_secs(10), "stopped promptly");
+    assert_eq!(code, Some(130), "{out}{err}");
+    assert!(
+        out.contains("Averaged") && out.contains("[thread  1]"),
+        "{out}"
+    );
+    assert!(err.contains("interrupted"), "{err}");
+}
+
+#[test]
+fn sigint_to_the_parent_alone_stops_the_kernel_child_too() {
+    // A run time no other test uses marks this test's child.
+    let c = spawn(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "2",
+        "-r",
+        "29.37",
+        "-f",
+        "64",
+    ]);
+    assert!(
+        wait_for(Duration::from_secs(10), || !children_with("370000000")
+            .is_empty()),
+        "the kernel child started"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&c, libc::SIGINT);
+    let (code, out, err) = finish(c);
+    assert_eq!(code, Some(130), "{out}{err}");
+    assert!(out.contains("Averaged"), "partial results: {out}{err}");
+    assert!(
+        wait_for(Duration::from_secs(5), || children_with("370000000")
+            .is_empty()),
+        "a kernel child was left running"
+    );
+}
+
+#[test]
+fn a_killed_parent_takes_its_kernel_child_along() {
+    let c = spawn(&[
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "1",
+        "-r",
+        "28.19",
+        "-f",
+        "64",
+    ]);
+    assert!(
+        wait_for(Duration::from_secs(10), || !children_with("190000000")
+            .is_empty()),
+        "the kernel child started"
+    );
+    signal(&c, libc::SIGKILL);
+    let (code, _, _) = finish(c);
+    assert_eq!(code, None, "killed by a signal");
+    assert!(
+        wait_for(Duration::from_secs(5), || children_with("190000000")
+            .is_empty()),
+        "the kernel child outlived its parent"
+    );
+}
