@@ -17,7 +17,16 @@ impl Copy {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("work")).unwrap();
         let exe = dir.join("futexhash");
-        std::fs::copy(env!("CARGO_BIN_EXE_futexhash"), &exe).unwrap();
+        // Copied by `cp`, not std::fs::copy: a write descriptor held by this test process
+        // would leak into children other tests fork at the same moment, and executing the
+        // copy would then fail with ETXTBSY ("text file busy").
+        let ok = Command::new("cp")
+            .arg(env!("CARGO_BIN_EXE_futexhash"))
+            .arg(&exe)
+            .status()
+            .expect("run cp")
+            .success();
+        assert!(ok, "cp of the binary failed");
         Copy { dir, exe }
     }
 
