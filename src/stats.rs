@@ -34,37 +34,7 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 use statrs::function::gamma::{gamma_lr, ln_gamma};
 use std::collections::HashMap;
 
-/// How a 32-bit hash becomes a bucket index (`shared/spec/hashers.md` §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Reduce {
-    /// `hash & (m − 1)`: the kernel.
-    Mask,
-    /// `hash >> (32 − log2 m)`: multiplicative hashing's high bits.
-    High,
-}
-
-impl Reduce {
-    /// `mask` or `high`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reduce::Mask => "mask",
-            Reduce::High => "high",
-        }
-    }
-
-    /// The bucket of `hash` in a table of `2^log2` buckets (`log2 ≤ 32`).
-    #[inline]
-    pub fn bucket(self, hash: u32, log2: u32) -> usize {
-        if log2 == 0 {
-            return 0;
-        }
-        match self {
-            Reduce::Mask => (hash as u64 & ((1u64 << log2) - 1)) as usize,
-            Reduce::High => (hash >> (32 - log2)) as usize,
-        }
-    }
-}
+pub use crate::reduce::Reduce;
 
 /// Bucket loads of one table size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +53,7 @@ impl Histogram {
         assert!(log2 <= 32);
         let mut counts = vec![0u32; 1usize << log2];
         for &h in hashes {
-            counts[reduce.bucket(h, log2)] += 1;
+            counts[reduce.index(h, log2)] += 1;
         }
         Histogram {
             reduce,

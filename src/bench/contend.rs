@@ -530,7 +530,7 @@ fn buckets_of<L: BucketLayout>(
     p: &Process<SharedHasher, L>,
     mm: u64,
     out: &RunOutcome,
-) -> HashSet<(bool, usize)> {
+) -> HashSet<crate::table::BucketId> {
     let mut set = HashSet::new();
     for t in &out.threads {
         let mut a = t.first_addr;
@@ -613,7 +613,10 @@ fn noisy_model<L: BucketLayout>(
     let vb = buckets_of(&v.proc, v.mm, &vo);
     let nb = buckets_of(&n.proc, n.mm, &no);
     // Private-table buckets of different processes are different buckets.
-    let shared = vb.iter().filter(|b| !b.0 && nb.contains(b)).count();
+    let shared = vb
+        .iter()
+        .filter(|b| !b.is_private() && nb.contains(b))
+        .count();
     Ok(NoisyRun {
         victim: vo,
         noisy: no,

@@ -148,12 +148,12 @@ mod tests {
     fn private_keys_use_the_private_table_shared_ones_the_global() {
         let b = ModelBackend::new(table(TableKind::Private, Some(16)), false);
         let w = b.worker(0, 8);
-        assert!(w.keys.iter().all(|k| b.table.bucket_of(k).0));
+        assert!(w.keys.iter().all(|k| b.table.bucket_of(k).is_private()));
         let s = ModelBackend {
             shared: true,
             ..ModelBackend::new(table(TableKind::Private, Some(16)), true)
         };
-        assert!(!s.table.bucket_of(&s.key_for(0x7f00_0000_1000)).0);
+        assert!(!s.table.bucket_of(&s.key_for(0x7f00_0000_1000)).is_private());
     }
 
     #[test]
