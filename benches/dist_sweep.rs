@@ -26,14 +26,10 @@ fn dist_sweep(c: &mut Criterion) {
             let mut cache = ExpectationCache::default();
             let mut recs = Vec::new();
             for h in &hashers {
-                recs.extend(sweep(
-                    h,
-                    "random",
-                    &keys,
-                    &buckets,
-                    &[Reduce::Mask],
-                    &mut cache,
-                ));
+                recs.extend(
+                    sweep(h, "random", &keys, &buckets, &[Reduce::Mask], &mut cache)
+                        .expect("power-of-two sizes"),
+                );
             }
             assign_verdicts(&mut recs);
             black_box(recs)

@@ -191,14 +191,10 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
             pb.set_message(h.name().to_string());
         }
         match weights {
-            None => records.extend(sweep(
-                h,
-                &wname,
-                keys,
-                &buckets_sorted,
-                &reduces,
-                &mut cache,
-            )),
+            None => records.extend(
+                sweep(h, &wname, keys, &buckets_sorted, &reduces, &mut cache)
+                    .map_err(CliError::usage)?,
+            ),
             Some(w) => records.extend(sweep_weighted(
                 h,
                 &wname,

@@ -188,19 +188,15 @@ pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String>
     ] {
         let w: Workload = workload
             .parse()
-            .map_err(|e: crate::workload::WorkloadError| e.0)?;
+            .map_err(|e: crate::workload::WorkloadError| e.to_string())?;
         let keys: Vec<FutexKey> = w.generate(n, 1).map_err(|e| e.to_string())?.keys;
         let mut cache = ExpectationCache::default();
         let mut records: Vec<DistRecord> = Vec::new();
         for h in &hashers {
-            records.extend(sweep(
-                h,
-                workload,
-                &keys,
-                &buckets,
-                &[Reduce::Mask],
-                &mut cache,
-            ));
+            records.extend(
+                sweep(h, workload, &keys, &buckets, &[Reduce::Mask], &mut cache)
+                    .map_err(|e| e.to_string())?,
+            );
         }
         assign_verdicts(&mut records);
         let mut headers = vec!["buckets".to_string()];

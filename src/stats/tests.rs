@@ -231,7 +231,8 @@ fn verdicts(algos: &[&str], workload: &str, n: usize, seed: u64) -> Vec<DistReco
             &buckets,
             &[Reduce::Mask, Reduce::High],
             &mut cache,
-        );
+        )
+        .unwrap();
         let hashes: Vec<u32> = keys.iter().map(|k| h.hash(k)).collect();
         assert_counts_by_brute_force(&recs, &hashes, &buckets);
         all.extend(recs);
@@ -385,7 +386,8 @@ fn a_constant_hash_fails_and_more_even_than_random_passes() {
         &[2, 64, 4096],
         &[Reduce::Mask],
         &mut cache,
-    );
+    )
+    .unwrap();
     assign_verdicts(&mut r);
     assert!(r.iter().all(|r| r.verdict == Verdict::Fail));
     // A perfectly even spread (hash = index): chi2 = 0, reported in p_value_even, passes.
@@ -397,7 +399,8 @@ fn a_constant_hash_fails_and_more_even_than_random_passes() {
         &[2, 64, 4096],
         &[Reduce::Mask],
         &mut cache,
-    );
+    )
+    .unwrap();
     assign_verdicts(&mut r);
     assert!(
         r.iter()
@@ -429,4 +432,28 @@ fn differential_flags_crcs_not_siphash() {
             assert!(!d.avalanche_flagged, "{name}: {d:?}");
         }
     }
+}
+
+#[test]
+fn sweeps_reject_sizes_that_are_not_powers_of_two_or_too_large() {
+    let mut cache = ExpectationCache::default();
+    let mut run = |b: &[u64]| sweep_hashes("x", "w", &[1, 2, 3], b, &[Reduce::Mask], &mut cache);
+    assert_eq!(
+        run(&[16, 24]).err(),
+        Some(StatsError::BucketsNotPowerOfTwo(24))
+    );
+    assert_eq!(run(&[0]).err(), Some(StatsError::BucketsNotPowerOfTwo(0)));
+    assert_eq!(
+        run(&[1 << 33]).err(),
+        Some(StatsError::TooManyBuckets(1 << 33))
+    );
+    assert_eq!(run(&[]).unwrap().len(), 0);
+    assert_eq!(
+        run(&[4, 1])
+            .unwrap()
+            .iter()
+            .map(|r| r.buckets)
+            .collect::<Vec<_>>(),
+        [4, 1]
+    );
 }
