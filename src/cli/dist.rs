@@ -11,7 +11,7 @@ use crate::stats::{
     DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
     assign_verdicts, diagnostics, sweep, sweep_hashes,
 };
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -147,7 +147,7 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if a.diagnostics {
         return run_diagnostics(&a, &hashers);
     }
-    let workload: Workload = a.workload.parse().map_err(CliError::usage)?;
+    let workload: KeyWorkload = a.workload.parse().map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && (k == 0 || k > MAX_KEYS)
     {

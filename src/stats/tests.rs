@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::hashers::{Builtin, HashKey};
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use std::collections::HashMap;
 
 /// E[collisions] by the cancellation-free sum Σ_{j<n} (1 − (1−1/m)^j): the expected number of
@@ -112,7 +112,7 @@ fn max_load_poisson_close_to_exact() {
 
 #[test]
 fn folding_equals_direct_histograms() {
-    let keys = Workload::Random.generate(Some(20_000), 9).unwrap().keys;
+    let keys = KeyWorkload::Random.generate(Some(20_000), 9).unwrap().keys;
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
     let mut hashes = vec![0; keys.len()];
     h.hash_many(&keys, &mut hashes);
@@ -217,7 +217,7 @@ fn verdict_thresholds_with_bonferroni_correction() {
 }
 
 fn verdicts(algos: &[&str], workload: &str, n: usize, seed: u64) -> Vec<DistRecord> {
-    let w: Workload = workload.parse().unwrap();
+    let w: KeyWorkload = workload.parse().unwrap();
     let keys = w.generate(Some(n), seed).unwrap().keys;
     let buckets: Vec<u64> = (1..=17).map(|b| 1u64 << b).collect();
     let mut cache = ExpectationCache::default();

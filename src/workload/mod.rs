@@ -47,9 +47,10 @@ pub const DEFAULT_KEYS: usize = 1 << 18;
 /// 16 = 4112 bytes between successive per-thread arrays.
 pub const PERF_CHUNK: u64 = 4112;
 
-/// A key-set generator (see the module docs).
+/// A key-set generator (see the module docs). Named apart from `throughput::Workload` (what
+/// the throughput benchmark's threads do) so that no two public types share a name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Workload {
+pub enum KeyWorkload {
     /// `perf bench futex hash`.
     Perf,
     /// Many ASLR-randomised processes.
@@ -68,7 +69,7 @@ pub enum Workload {
     Trace(PathBuf),
 }
 
-/// Names accepted by [`Workload::from_str`], for messages.
+/// Names accepted by [`KeyWorkload::from_str`], for messages.
 pub const WORKLOAD_NAMES: &str = "perf, aslr, pages, stride:N, inode, sparse, random, trace:FILE";
 
 /// A bad workload name or an unusable trace.
@@ -134,28 +135,28 @@ impl std::error::Error for WorkloadError {
     }
 }
 
-impl FromStr for Workload {
+impl FromStr for KeyWorkload {
     type Err = WorkloadError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || WorkloadError::UnknownName(s.to_string());
         Ok(match s {
-            "perf" => Workload::Perf,
-            "aslr" => Workload::Aslr,
-            "pages" => Workload::Pages,
-            "inode" => Workload::Inode,
-            "sparse" => Workload::Sparse,
-            "random" => Workload::Random,
+            "perf" => KeyWorkload::Perf,
+            "aslr" => KeyWorkload::Aslr,
+            "pages" => KeyWorkload::Pages,
+            "inode" => KeyWorkload::Inode,
+            "sparse" => KeyWorkload::Sparse,
+            "random" => KeyWorkload::Random,
             _ => {
                 if let Some(text) = s.strip_prefix("stride:") {
                     match crate::key::parse_number(text) {
-                        Some(n) if n != 0 && n % 4 == 0 && n <= 1 << 30 => Workload::Stride(n),
+                        Some(n) if n != 0 && n % 4 == 0 && n <= 1 << 30 => KeyWorkload::Stride(n),
                         _ => return Err(WorkloadError::BadStride(text.to_string())),
                     }
                 } else if let Some(f) = s.strip_prefix("trace:") {
                     if f.is_empty() {
                         return Err(bad());
                     }
-                    Workload::Trace(PathBuf::from(f))
+                    KeyWorkload::Trace(PathBuf::from(f))
                 } else {
                     return Err(bad());
                 }
@@ -164,17 +165,17 @@ impl FromStr for Workload {
     }
 }
 
-impl fmt::Display for Workload {
+impl fmt::Display for KeyWorkload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Workload::Perf => f.write_str("perf"),
-            Workload::Aslr => f.write_str("aslr"),
-            Workload::Pages => f.write_str("pages"),
-            Workload::Stride(n) => write!(f, "stride:{n}"),
-            Workload::Inode => f.write_str("inode"),
-            Workload::Sparse => f.write_str("sparse"),
-            Workload::Random => f.write_str("random"),
-            Workload::Trace(p) => write!(f, "trace:{}", p.display()),
+            KeyWorkload::Perf => f.write_str("perf"),
+            KeyWorkload::Aslr => f.write_str("aslr"),
+            KeyWorkload::Pages => f.write_str("pages"),
+            KeyWorkload::Stride(n) => write!(f, "stride:{n}"),
+            KeyWorkload::Inode => f.write_str("inode"),
+            KeyWorkload::Sparse => f.write_str("sparse"),
+            KeyWorkload::Random => f.write_str("random"),
+            KeyWorkload::Trace(p) => write!(f, "trace:{}", p.display()),
         }
     }
 }
@@ -364,34 +365,36 @@ fn private(mm: u64, uaddr: u64) -> FutexKey {
     FutexKey::private(mm, uaddr & !3).expect("aligned by construction")
 }
 
-impl Workload {
+impl KeyWorkload {
     /// The number of keys generated when the user gives none (`None`: every key of the
     /// trace).
     pub fn default_keys(&self) -> Option<usize> {
         match self {
-            Workload::Perf => Some(PERF_THREADS * PERF_FUTEXES),
-            Workload::Trace(_) => None,
+            KeyWorkload::Perf => Some(PERF_THREADS * PERF_FUTEXES),
+            KeyWorkload::Trace(_) => None,
             _ => Some(DEFAULT_KEYS),
         }
     }
 
-    /// Generates the key set: `n` distinct keys (default [`Workload::default_keys`]) from
+    /// Generates the key set: `n` distinct keys (default [`KeyWorkload::default_keys`]) from
     /// `seed`. A trace yields at most its own keys; an unreadable trace or one without any
     /// futex call is an error.
     pub fn generate(&self, n: Option<usize>, seed: u64) -> Result<KeySet, WorkloadError> {
         let keys = match self {
-            Workload::Trace(path) => return Self::from_trace(path, n),
-            Workload::Perf => self.synthetic(n, seed, perf_keys),
-            Workload::Aslr => self.synthetic(n, seed, aslr_keys),
-            Workload::Pages => self.synthetic(n, seed, page_keys),
-            Workload::Stride(stride) => self.synthetic(n, seed, |r, d| stride_keys(*stride, r, d)),
-            Workload::Inode => self.synthetic(n, seed, inode_keys),
-            Workload::Sparse => self.synthetic(n, seed, |r, d| {
+            KeyWorkload::Trace(path) => return Self::from_trace(path, n),
+            KeyWorkload::Perf => self.synthetic(n, seed, perf_keys),
+            KeyWorkload::Aslr => self.synthetic(n, seed, aslr_keys),
+            KeyWorkload::Pages => self.synthetic(n, seed, page_keys),
+            KeyWorkload::Stride(stride) => {
+                self.synthetic(n, seed, |r, d| stride_keys(*stride, r, d))
+            }
+            KeyWorkload::Inode => self.synthetic(n, seed, inode_keys),
+            KeyWorkload::Sparse => self.synthetic(n, seed, |r, d| {
                 let mm = random_mm(r);
                 let uaddr = random_mmap_base(r) + (r.below(1 << 10) << 2);
                 sparse_keys(private(mm, uaddr), d);
             }),
-            Workload::Random => self.synthetic(n, seed, random_keys),
+            KeyWorkload::Random => self.synthetic(n, seed, random_keys),
         };
         Ok(KeySet {
             keys,
@@ -400,7 +403,7 @@ impl Workload {
         })
     }
 
-    /// `n` distinct keys (default [`Workload::default_keys`]) that `fill` draws from a
+    /// `n` distinct keys (default [`KeyWorkload::default_keys`]) that `fill` draws from a
     /// generator seeded by `seed`.
     fn synthetic(
         &self,
@@ -591,17 +594,17 @@ mod tests {
             "random",
             "trace:x",
         ] {
-            assert_eq!(s.parse::<Workload>().unwrap().to_string(), s);
+            assert_eq!(s.parse::<KeyWorkload>().unwrap().to_string(), s);
         }
         for (s, bad) in [("nope", "nope"), ("trace:", "trace:")] {
             assert!(
-                matches!(s.parse::<Workload>(), Err(WorkloadError::UnknownName(n)) if n == bad),
+                matches!(s.parse::<KeyWorkload>(), Err(WorkloadError::UnknownName(n)) if n == bad),
                 "{s}"
             );
         }
         for (s, bad) in [("stride:3", "3"), ("stride:0", "0"), ("stride:x", "x")] {
             assert!(
-                matches!(s.parse::<Workload>(), Err(WorkloadError::BadStride(n)) if n == bad),
+                matches!(s.parse::<KeyWorkload>(), Err(WorkloadError::BadStride(n)) if n == bad),
                 "{s}"
             );
         }
@@ -618,7 +621,7 @@ mod tests {
             "sparse",
             "random",
         ] {
-            let w: Workload = w.parse().unwrap();
+            let w: KeyWorkload = w.parse().unwrap();
             let a = w.generate(Some(5000), 3).unwrap().keys;
             let b = w.generate(Some(5000), 3).unwrap().keys;
             assert_eq!(a.len(), 5000, "{w}");
@@ -633,7 +636,7 @@ mod tests {
 
     #[test]
     fn perf_layout_matches_perf_bench() {
-        let k = Workload::Perf.generate(None, 1).unwrap().keys;
+        let k = KeyWorkload::Perf.generate(None, 1).unwrap().keys;
         assert_eq!(k.len(), PERF_THREADS * PERF_FUTEXES);
         assert!(k.iter().all(|x| x.w0() == k[0].w0()));
         // Word 1024 (thread 1's first) is one malloc chunk after thread 0's first.
@@ -643,10 +646,10 @@ mod tests {
 
     #[test]
     fn pages_are_page_starts_and_sparse_is_close_to_base() {
-        let k = Workload::Pages.generate(Some(100), 1).unwrap().keys;
+        let k = KeyWorkload::Pages.generate(Some(100), 1).unwrap().keys;
         assert!(k.iter().all(|k| k.offset() == 0));
         assert!(k.windows(2).all(|w| w[1].w1() - w[0].w1() == 4096));
-        let s = Workload::Sparse
+        let s = KeyWorkload::Sparse
             .generate(Some(1 + 126 + 10), 1)
             .unwrap()
             .keys;
@@ -667,16 +670,16 @@ mod tests {
         let p = dir.join("empty.strace");
         std::fs::write(&p, "1 +++ exited with 0 +++\n").unwrap();
         assert!(matches!(
-            Workload::Trace(p.clone()).generate(None, 0),
+            KeyWorkload::Trace(p.clone()).generate(None, 0),
             Err(WorkloadError::TraceWithoutFutexCalls(f)) if f == p
         ));
         std::fs::write(&p, "junk\n1 futex(0x1000, FUTEX_WAKE_PRIVATE, 1) = 0\n").unwrap();
-        let ks = Workload::Trace(p.clone()).generate(None, 0).unwrap();
+        let ks = KeyWorkload::Trace(p.clone()).generate(None, 0).unwrap();
         assert_eq!(ks.keys.len(), 1);
         let note = ks.note.unwrap();
         assert!(note.contains("1 unparseable"), "{note}");
         assert!(note.contains("first at line 1"), "{note}");
-        let missing = Workload::Trace(dir.join("missing")).generate(None, 0);
+        let missing = KeyWorkload::Trace(dir.join("missing")).generate(None, 0);
         match missing {
             Err(e @ WorkloadError::TraceUnreadable { .. }) => {
                 let io = std::error::Error::source(&e).expect("the io error is the source");
