@@ -384,21 +384,7 @@ pub(crate) fn requeue(
     // key2 does not skip it, and drop the count at the end.
     bucket2.inc_waiters();
     fence(Ordering::SeqCst);
-    let same = std::ptr::eq(bucket1, bucket2);
-    // double_lock_hb(): lock in address order.
-    let (g1, g2) = if same {
-        (bucket1.locked(), None)
-    } else if (bucket1 as *const BucketCore) < (bucket2 as *const BucketCore) {
-        let a = bucket1.locked();
-        let b = bucket2.locked();
-        (a, Some(b))
-    } else {
-        let b = bucket2.locked();
-        let a = bucket1.locked();
-        (a, Some(b))
-    };
-    let mut g1 = g1;
-    let mut g2 = g2;
+    let (mut g1, mut g2) = lock_pair(bucket1, bucket2);
     if let Some((word, expected)) = cmp
         && word.load(Ordering::Acquire) != expected
     {
@@ -442,6 +428,25 @@ pub(crate) fn requeue(
         woken: woken.len(),
         moved: n_moved,
     })
+}
+
+/// `double_lock_hb()`: both bucket locks in address order, so two requeues in opposite
+/// directions cannot deadlock; one lock (and `None`) when both are the same bucket.
+fn lock_pair<'a>(
+    bucket1: &'a BucketCore,
+    bucket2: &'a BucketCore,
+) -> (Locked<'a>, Option<Locked<'a>>) {
+    if std::ptr::eq(bucket1, bucket2) {
+        (bucket1.locked(), None)
+    } else if (bucket1 as *const BucketCore) < (bucket2 as *const BucketCore) {
+        let a = bucket1.locked();
+        let b = bucket2.locked();
+        (a, Some(b))
+    } else {
+        let b = bucket2.locked();
+        let a = bucket1.locked();
+        (a, Some(b))
+    }
 }
 
 /// Moves every waiter of `old` to the bucket `pick(key)` returns (the kernel's

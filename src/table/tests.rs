@@ -74,76 +74,68 @@ const WAKER: usize = usize::MAX;
 
 /// Successor states of `s` (each enabled step of each thread).
 fn steps(s: &St, v: Variant) -> Vec<St> {
-    let mut out = Vec::new();
-    let n = s.pc.len();
-    for i in 0..n {
-        let mut t = s.clone();
-        let ok = match (v, s.pc[i]) {
-            // Correct / WakerReordered waiter: 0 inc, 1 lock, 2 read+decide, 3 done (queued or
-            // EAGAIN).
-            (Variant::WaiterReadsFirst, 0) => {
-                t.seen[i] = t.word;
-                t.pc[i] = 10;
-                true
-            }
-            (Variant::WaiterReadsFirst, 10) => {
-                t.count += 1;
-                t.pc[i] = 1;
-                true
-            }
-            (_, 0) => {
-                t.count += 1;
-                t.pc[i] = 1;
-                true
-            }
-            (_, 1) if s.lock.is_none() => {
-                t.lock = Some(i);
-                t.pc[i] = 2;
-                true
-            }
-            (_, 2) => {
-                let val = if v == Variant::WaiterReadsFirst {
-                    t.seen[i]
-                } else {
-                    t.word
-                };
-                if val == 0 {
-                    t.queued.push(i);
-                } else {
-                    t.count -= 1;
-                }
-                t.lock = None;
-                t.pc[i] = 3;
-                true
-            }
-            _ => false,
-        };
-        if ok {
-            out.push(t);
-        }
-    }
-    // Waker: 0 write word, 1 read count, 2 lock (if count > 0), 3 dequeue all + unlock, 4 done.
-    // WakerReordered: 0 read count, 1 write word, then as above.
+    let mut out: Vec<St> = (0..s.pc.len())
+        .filter_map(|i| waiter_step(s, i, v))
+        .collect();
+    out.extend(waker_step(s, v));
+    out
+}
+
+/// The next step of waiter `i`, if it can take one.
+/// Correct / WakerReordered waiter: 0 inc, 1 lock, 2 read+decide, 3 done (queued or EAGAIN);
+/// WaiterReadsFirst: 0 read, 10 inc, then 1, 2, 3 as the others.
+fn waiter_step(s: &St, i: usize, v: Variant) -> Option<St> {
     let mut t = s.clone();
-    let ok = match (v, s.waker_pc) {
+    match (v, s.pc[i]) {
+        (Variant::WaiterReadsFirst, 0) => {
+            t.seen[i] = t.word;
+            t.pc[i] = 10;
+        }
+        (Variant::WaiterReadsFirst, 10) | (_, 0) => {
+            t.count += 1;
+            t.pc[i] = 1;
+        }
+        (_, 1) if s.lock.is_none() => {
+            t.lock = Some(i);
+            t.pc[i] = 2;
+        }
+        (_, 2) => {
+            let val = if v == Variant::WaiterReadsFirst {
+                t.seen[i]
+            } else {
+                t.word
+            };
+            if val == 0 {
+                t.queued.push(i);
+            } else {
+                t.count -= 1;
+            }
+            t.lock = None;
+            t.pc[i] = 3;
+        }
+        _ => return None,
+    }
+    Some(t)
+}
+
+/// The waker's next step, if it can take one.
+/// Waker: 0 write word, 1 read count, 2 lock (if count > 0), 3 dequeue all + unlock, 4 done.
+/// WakerReordered: 0 read count, 1 write word, then as above.
+fn waker_step(s: &St, v: Variant) -> Option<St> {
+    let mut t = s.clone();
+    match (v, s.waker_pc) {
         (Variant::WakerReordered, 0) | (Variant::Correct | Variant::WaiterReadsFirst, 1) => {
             t.waker_count = t.count;
             t.waker_pc = s.waker_pc + 1;
-            true
         }
         (Variant::WakerReordered, 1) | (Variant::Correct | Variant::WaiterReadsFirst, 0) => {
             t.word = 1;
             t.waker_pc = s.waker_pc + 1;
-            true
         }
-        (_, 2) if t.waker_count == 0 => {
-            t.waker_pc = 4;
-            true
-        }
+        (_, 2) if t.waker_count == 0 => t.waker_pc = 4,
         (_, 2) if s.lock.is_none() => {
             t.lock = Some(WAKER);
             t.waker_pc = 3;
-            true
         }
         (_, 3) => {
             for w in std::mem::take(&mut t.queued) {
@@ -152,14 +144,10 @@ fn steps(s: &St, v: Variant) -> Vec<St> {
             }
             t.lock = None;
             t.waker_pc = 4;
-            true
         }
-        _ => false,
-    };
-    if ok {
-        out.push(t);
+        _ => return None,
     }
-    out
+    Some(t)
 }
 
 /// Explores every interleaving; returns the number of final states with a lost wake-up.
