@@ -295,7 +295,8 @@ fn distribution_rows<H: KeyHasher + ?Sized>(h: &H, opts: &CheckOptions) -> Vec<C
                 &CHECK_BUCKETS,
                 &[reduce],
                 &mut cache,
-            );
+            )
+            .expect("CHECK_BUCKETS are powers of two up to 2^32");
             groups.push((format!("dist:{w}:{}", reduce.as_str()), recs));
         }
     }

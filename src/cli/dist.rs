@@ -260,9 +260,10 @@ fn run_hashes(
     let mut cache = ExpectationCache::default();
     let mut records = Vec::new();
     for c in &columns {
-        records.extend(sweep_hashes(
-            &c.algo, &wname, &c.hashes, buckets, reduces, &mut cache,
-        ));
+        records.extend(
+            sweep_hashes(&c.algo, &wname, &c.hashes, buckets, reduces, &mut cache)
+                .map_err(CliError::usage)?,
+        );
     }
     let names: Vec<String> = columns.iter().map(|c| c.algo.clone()).collect();
     let n = columns.iter().map(|c| c.hashes.len()).max().unwrap_or(0);
