@@ -546,10 +546,10 @@ impl<H, L> Drop for Process<H, L> {
     fn drop(&mut self) {
         // Waiters of other processes may be queued on our private tables (see
         // `GlobalTable::adopt`); hand the tables to the shared global table instead of
-        // freeing them.
-        let mut tables =
-            std::mem::take(&mut *self.retired.lock().unwrap_or_else(|e| e.into_inner()));
-        if let PrivHash::Table(t) = std::mem::replace(&mut *self.state.write(), PrivHash::None) {
+        // freeing them. `get_mut`: `&mut self` already excludes every reference, so this
+        // takes no lock (and cannot wait on a read reference leaked with `mem::forget`).
+        let mut tables = std::mem::take(self.retired.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if let PrivHash::Table(t) = std::mem::replace(self.state.get_mut(), PrivHash::None) {
             tables.push(t);
         }
         if !tables.is_empty() {

@@ -119,6 +119,14 @@ impl<T> RefLock<T> {
     }
 }
 
+impl<T> RefLock<T> {
+    /// The value, through exclusive access to the lock itself (no reference can be live;
+    /// a `ReadRef` that was leaked with `mem::forget` does not make this wait).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+}
+
 impl<T> ReadRef<'_, T> {
     /// The shard this reference counted in (the calling thread's), reusable for other
     /// per-thread-sharded counters.
