@@ -146,7 +146,8 @@ mod tests {
         let k = keys(3000);
         let w = vec![1u64; k.len()];
         let mut cache = ExpectationCache::default();
-        let plain = super::super::sweep(&h, "t", &k, &[64, 1024], &[Reduce::Mask], &mut cache).unwrap();
+        let plain =
+            super::super::sweep(&h, "t", &k, &[64, 1024], &[Reduce::Mask], &mut cache).unwrap();
         let weighted = sweep_weighted(
             &h,
             "t",
