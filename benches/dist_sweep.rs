@@ -9,11 +9,11 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use futexhash::hashers::{Builtin, HashKey, SEED_EIGHT};
 use futexhash::stats::{ExpectationCache, Reduce, assign_verdicts, sweep};
-use futexhash::workload::Workload;
+use futexhash::workload::KeyWorkload;
 use std::hint::black_box;
 
 fn dist_sweep(c: &mut Criterion) {
-    let keys = Workload::Random.generate(Some(1 << 20), 1).unwrap().keys;
+    let keys = KeyWorkload::Random.generate(Some(1 << 20), 1).unwrap().keys;
     let hashers: Vec<Builtin> = SEED_EIGHT
         .iter()
         .map(|n| Builtin::by_name(n, HashKey::DEFAULT).unwrap())
@@ -26,14 +26,10 @@ fn dist_sweep(c: &mut Criterion) {
             let mut cache = ExpectationCache::default();
             let mut recs = Vec::new();
             for h in &hashers {
-                recs.extend(sweep(
-                    h,
-                    "random",
-                    &keys,
-                    &buckets,
-                    &[Reduce::Mask],
-                    &mut cache,
-                ));
+                recs.extend(
+                    sweep(h, "random", &keys, &buckets, &[Reduce::Mask], &mut cache)
+                        .expect("power-of-two sizes"),
+                );
             }
             assign_verdicts(&mut recs);
             black_box(recs)

@@ -11,7 +11,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use futexhash::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, all_builtins};
 use futexhash::key::FutexKey;
 use futexhash::with_builtin;
-use futexhash::workload::Workload;
+use futexhash::workload::KeyWorkload;
 use std::hint::black_box;
 use std::path::Path;
 
@@ -19,7 +19,7 @@ const BATCH: usize = 1024;
 const WORKLOADS: [&str; 2] = ["perf", "aslr"];
 
 fn keys(workload: &str) -> Vec<FutexKey> {
-    let w: Workload = workload.parse().expect("workload name");
+    let w: KeyWorkload = workload.parse().expect("workload name");
     w.generate(Some(BATCH), 42).expect("generate keys").keys
 }
 

@@ -17,7 +17,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use futexhash::hashers::{Builtin, HashKey};
 use futexhash::key::FutexKey;
 use futexhash::table::{Layout, ModelSpec, ModelTable, TableKind, WaitError};
-use futexhash::workload::Workload;
+use futexhash::workload::KeyWorkload;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::atomic::AtomicU32;
@@ -34,7 +34,7 @@ const LAYOUTS: [Layout; 2] = [Layout::Aligned, Layout::Packed];
 const SIZES: [usize; 2] = [16, 65536];
 
 fn keys(workload: &str) -> Vec<FutexKey> {
-    let w: Workload = workload.parse().expect("workload name");
+    let w: KeyWorkload = workload.parse().expect("workload name");
     w.generate(Some(BATCH), 42).expect("generate keys").keys
 }
 

@@ -16,7 +16,7 @@ use futexhash::sim::profile::MachineProfile;
 use futexhash::sim::sweep::{SimSweep, run_sweep};
 use futexhash::sim::{SimLength, SimOp};
 use futexhash::stats::{ExpectationCache, Reduce, assign_verdicts};
-use futexhash::workload::Workload;
+use futexhash::workload::KeyWorkload;
 use futexhash::{FutexKey, KeyHasher, Scope};
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,19 +49,15 @@ fn main() {
     let hashers = [mine.clone(), jhash2.clone()];
 
     // 1. Distribution: perf's keys, 16..65536 buckets, the kernel's mask reduction.
-    let keys = Workload::Perf.generate(None, 1).expect("perf keys").keys;
+    let keys = KeyWorkload::Perf.generate(None, 1).expect("perf keys").keys;
     let buckets: Vec<u64> = (4..=16).map(|b| 1u64 << b).collect();
     let mut cache = ExpectationCache::default();
     let mut records = Vec::new();
     for h in &hashers {
-        records.extend(futexhash::stats::sweep(
-            &**h,
-            "perf",
-            &keys,
-            &buckets,
-            &[Reduce::Mask],
-            &mut cache,
-        ));
+        records.extend(
+            futexhash::stats::sweep(&**h, "perf", &keys, &buckets, &[Reduce::Mask], &mut cache)
+                .expect("power-of-two sizes"),
+        );
     }
     assign_verdicts(&mut records);
     println!("distribution on {} perf keys (mask):", keys.len());

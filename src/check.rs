@@ -21,7 +21,7 @@ use crate::hashers::properties::{self, BitRule};
 use crate::hashers::{Builtin, HashKey, KeyHasher, Scope};
 use crate::key::FutexKey;
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep_hashes};
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
@@ -171,15 +171,15 @@ impl Default for CheckOptions {
 }
 
 /// The built-in workloads of the distribution suite.
-pub fn suite_workloads() -> Vec<Workload> {
+pub fn suite_workloads() -> Vec<KeyWorkload> {
     vec![
-        Workload::Perf,
-        Workload::Aslr,
-        Workload::Pages,
-        Workload::Stride(64),
-        Workload::Inode,
-        Workload::Sparse,
-        Workload::Random,
+        KeyWorkload::Perf,
+        KeyWorkload::Aslr,
+        KeyWorkload::Pages,
+        KeyWorkload::Stride(64),
+        KeyWorkload::Inode,
+        KeyWorkload::Sparse,
+        KeyWorkload::Random,
     ]
 }
 
@@ -295,7 +295,8 @@ fn distribution_rows<H: KeyHasher + ?Sized>(h: &H, opts: &CheckOptions) -> Vec<C
                 &CHECK_BUCKETS,
                 &[reduce],
                 &mut cache,
-            );
+            )
+            .expect("CHECK_BUCKETS are powers of two up to 2^32");
             groups.push((format!("dist:{w}:{}", reduce.as_str()), recs));
         }
     }
@@ -352,7 +353,7 @@ fn distribution_rows<H: KeyHasher + ?Sized>(h: &H, opts: &CheckOptions) -> Vec<C
 /// Median nanoseconds per hash of `h` and of jhash2 on the same perf keys, measured in
 /// alternating batches.
 pub fn speed_vs_jhash2<H: KeyHasher + ?Sized>(h: &H, seed: u64) -> (f64, f64) {
-    let keys = Workload::Perf
+    let keys = KeyWorkload::Perf
         .generate(Some(4096), seed)
         .expect("perf workload")
         .keys;

@@ -5,6 +5,13 @@
 
 use crate::hashers::{Builtin, HashKey, KeyHasher, all_builtins};
 use crate::key::FutexKey;
+use crate::table::{
+    BucketLayout, FutexTable, Geometry, GlobalTable, Process, Reduce, Requeued, SlotError,
+    SlotPolicy, TableError, WaitError, WaitOutcome,
+};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use std::time::{Duration, Instant};
 
 /// Names of the targets, as directories under `fuzz/seeds/` and binaries in `fuzz/`.
 pub const TARGETS: &[&str] = &[
@@ -174,236 +181,291 @@ pub fn table_ops(data: &[u8]) {
     }
 }
 
-fn table_ops_on<L: crate::table::BucketLayout>(data: &[u8]) {
-    use crate::table::{
-        Geometry, GlobalTable, Process, Reduce, Requeued, SlotError, SlotPolicy, TableError,
-        WaitError, WaitOutcome,
-    };
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicU32;
-    use std::time::{Duration, Instant};
+fn table_ops_on<L: BucketLayout>(data: &[u8]) {
+    let mut run = TableOpsRun::<L>::new(data[0], data[1]);
+    let mut input = Cursor(&data[2..]);
+    for _ in 0..MAX_OPS {
+        let Some(op) = input.op() else { break };
+        match op % 8 {
+            0 => run.wait(input.arg() % 8),
+            1 => run.stale_wait(input.arg() % 8, input.arg()),
+            2 => run.timed_wait(input.arg() % 8, input.arg()),
+            3 => run.wake(input.arg() % 8, input.arg() % 8),
+            4 => run.requeue(input.arg() % 8, input.arg() % 8, input.arg()),
+            5 => run.set_slots(SLOT_REQUESTS[(input.arg() % 8) as usize]),
+            6 => run.thread_created(),
+            _ => run.check_key((input.arg() % 4) as i32),
+        }
+        run.check_state(op);
+    }
+    run.drain();
+}
 
-    const HASHERS: [&str; 4] = ["jhash2", "jhash2-addr", "xxhash", "crc32"];
-    let cfg = data[0];
-    let reduce = if cfg & 2 == 0 {
-        Reduce::Mask
-    } else {
-        Reduce::High
-    };
-    let policy = [
-        SlotPolicy::Merged,
-        SlotPolicy::RfcV2,
-        SlotPolicy::Manual,
-        SlotPolicy::Merged,
-    ][(cfg >> 2 & 3) as usize];
-    // Global tables of 4 (smaller than the merged policy's floor of 16) to 64 buckets.
-    let per_node = [4usize, 16, 64, 8][(cfg >> 4 & 3) as usize];
-    let nodes = 1 + (cfg >> 6 & 1) as usize;
-    let hasher = |b: u8| {
-        Builtin::by_name(HASHERS[(b & 3) as usize], HashKey::DEFAULT).expect("known hasher")
-    };
-    let geometry = Geometry {
-        nodes,
-        per_node,
-        reduce,
-        squash: cfg & 0x80 != 0, // FUTEX_SQUASH: every global key in one bucket per node
-    };
-    let global: Arc<GlobalTable<Builtin, L>> =
-        Arc::new(GlobalTable::new(hasher(data[1] >> 2), geometry).expect("valid geometry"));
-    let cpus = 2;
-    let p = Arc::new(Process::new(
-        1,
-        global,
-        hasher(data[1]),
-        policy,
-        reduce,
-        cpus,
-    ));
+/// One `table_ops` input being run: the process under test and the oracle's view of it.
+struct TableOpsRun<L: BucketLayout> {
+    p: Arc<Process<Builtin, L>>,
+    policy: SlotPolicy,
+    cpus: usize,
+    /// Buckets per node of the global table (the merged policy's upper clamp).
+    per_node: usize,
+    nodes: usize,
+    /// The futex word of every matching wait; never changes, so every such wait queues.
+    word: Arc<AtomicU32>,
+    /// Oracle: waiters queued per key (index as in [`table_key`]).
+    count: [usize; 8],
+    /// Oracle: the `PR_FUTEX_HASH` state.
+    state: SlotState,
+    /// Oracle: threads of the process.
+    threads: usize,
+    handles: Vec<std::thread::JoinHandle<Result<WaitOutcome, WaitError>>>,
+}
 
-    let word = Arc::new(AtomicU32::new(0)); // never changes: every matching wait queues
-    let mut count = [0usize; 8];
-    let mut state = SlotState::None;
-    let mut threads = 1usize;
-    let mut handles = Vec::new();
-    let queued = |p: &Process<Builtin, L>| {
-        p.private_queued()
-            + p.global()
-                .buckets()
-                .iter()
-                .map(|b| b.queued())
-                .sum::<usize>()
-    };
-    let settle = |p: &Process<Builtin, L>, want: usize| {
+impl<L: BucketLayout> TableOpsRun<L> {
+    /// Byte `cfg` picks layout (bit 0, by the caller), reduction, slot policy, global size,
+    /// nodes and squash; `hashers` the global (bits 2..4) and private (bits 0..2) hashers.
+    fn new(cfg: u8, hashers: u8) -> Self {
+        const HASHERS: [&str; 4] = ["jhash2", "jhash2-addr", "xxhash", "crc32"];
+        let hasher = |b: u8| {
+            Builtin::by_name(HASHERS[(b & 3) as usize], HashKey::DEFAULT).expect("known hasher")
+        };
+        let reduce = if cfg & 2 == 0 {
+            Reduce::Mask
+        } else {
+            Reduce::High
+        };
+        let policy = [
+            SlotPolicy::Merged,
+            SlotPolicy::RfcV2,
+            SlotPolicy::Manual,
+            SlotPolicy::Merged,
+        ][(cfg >> 2 & 3) as usize];
+        // Global tables of 4 (smaller than the merged policy's floor of 16) to 64 buckets.
+        let per_node = [4usize, 16, 64, 8][(cfg >> 4 & 3) as usize];
+        let nodes = 1 + (cfg >> 6 & 1) as usize;
+        let geometry = Geometry {
+            nodes,
+            per_node,
+            reduce,
+            squash: cfg & 0x80 != 0, // FUTEX_SQUASH: every global key in one bucket per node
+        };
+        let global: Arc<GlobalTable<Builtin, L>> =
+            Arc::new(GlobalTable::new(hasher(hashers >> 2), geometry).expect("valid geometry"));
+        let cpus = 2;
+        let p = Process::new(1, global, hasher(hashers), policy, reduce, cpus);
+        TableOpsRun {
+            p: Arc::new(p),
+            policy,
+            cpus,
+            per_node,
+            nodes,
+            word: Arc::new(AtomicU32::new(0)),
+            count: [0; 8],
+            state: SlotState::None,
+            threads: 1,
+            handles: Vec::new(),
+        }
+    }
+
+    fn expected_queued(&self) -> usize {
+        self.count.iter().sum()
+    }
+
+    /// Waits (yielding) until `want` waiters are queued or [`TABLE_WAIT`] passes.
+    fn settle(&self, want: usize) -> usize {
         let end = Instant::now() + TABLE_WAIT;
-        while queued(p) != want && Instant::now() < end {
+        while self.p.queued() != want && Instant::now() < end {
             std::thread::yield_now();
         }
-        queued(p)
-    };
-    // The oracle's slot request, merged semantics: EINVAL first, then EBUSY.
-    let allocate = |state: &mut SlotState, slots: u64, custom: bool| -> Result<(), SlotError> {
+        self.p.queued()
+    }
+
+    /// A helper thread queues on key `k` (bounded by [`TABLE_WAIT`]).
+    fn wait(&mut self, k: u8) {
+        if self.handles.len() >= MAX_WAITERS {
+            return;
+        }
+        let (p, word) = (self.p.clone(), self.word.clone());
+        self.handles.push(std::thread::spawn(move || {
+            p.wait(&table_key(k), &word, 0, Some(TABLE_WAIT))
+        }));
+        self.count[k as usize] += 1;
+        let want = self.expected_queued();
+        assert_eq!(self.settle(want), want, "waiter on key {k} never queued");
+    }
+
+    /// The word differs: `WouldBlock` at once, nothing queued.
+    fn stale_wait(&self, k: u8, v: u8) {
+        let stale = AtomicU32::new(v as u32 | 1);
+        assert_eq!(
+            self.p.wait(&table_key(k), &stale, 0, Some(TABLE_WAIT)),
+            Err(WaitError::WouldBlock),
+            "stale wait on key {k}"
+        );
+    }
+
+    /// The word matches, a 0 or 1 µs timeout, nobody wakes: `TimedOut`.
+    fn timed_wait(&self, k: u8, t: u8) {
+        let t = Duration::from_micros((t & 1) as u64);
+        assert_eq!(
+            self.p.wait(&table_key(k), &self.word, 0, Some(t)),
+            Ok(WaitOutcome::TimedOut),
+            "timed wait on key {k}"
+        );
+    }
+
+    /// Wakes `min(n, waiters of k)`.
+    fn wake(&mut self, k: u8, n: u8) {
+        let want = self.count[k as usize].min(n as usize);
+        assert_eq!(
+            self.p.wake(&table_key(k), n as usize),
+            want,
+            "wake {n} on key {k}"
+        );
+        self.count[k as usize] -= want;
+    }
+
+    /// `args`: bits 0..2 nr_wake, 2..5 nr_requeue, bit 5 a stale compare word.
+    fn requeue(&mut self, a: u8, b: u8, args: u8) {
+        let (nw, nr, ok) = (args & 3, args >> 2 & 7, args & 0x20 == 0);
+        let cmp_word = AtomicU32::new(if ok { 0 } else { 1 });
+        let r = self.p.requeue(
+            &table_key(a),
+            &table_key(b),
+            nw as usize,
+            nr as usize,
+            Some((&cmp_word, 0)),
+        );
+        if ok {
+            let c = self.count[a as usize];
+            let woken = c.min(nw as usize);
+            let moved = (c - woken).min(nr as usize);
+            assert_eq!(r, Ok(Requeued { woken, moved }), "requeue {a}->{b}");
+            self.count[a as usize] -= woken + moved;
+            self.count[b as usize] += moved;
+        } else {
+            assert_eq!(r, Err(WaitError::WouldBlock), "requeue with stale cmp");
+        }
+    }
+
+    /// `PR_FUTEX_HASH` set: the oracle's result, and the kernel's errno for each error.
+    fn set_slots(&mut self, req: u64) {
+        let want = match self.policy {
+            SlotPolicy::RfcV2 => {
+                if matches!(self.state, SlotState::Table { .. }) {
+                    Err(SlotError::AlreadyAllocated)
+                } else {
+                    // Seed 000: 0 means 4; clamp to 2..=16; round down to a power of 2.
+                    let s = if req == 0 { 4 } else { req.clamp(2, 16) };
+                    self.state.allocate(1 << s.ilog2(), true)
+                }
+            }
+            _ => self.state.allocate(req, true),
+        };
+        assert_eq!(
+            self.p.set_slots(req),
+            want,
+            "set_slots({req}) under {:?}",
+            self.policy
+        );
+        if let Err(e) = want {
+            let errno = match e {
+                SlotError::Invalid(_) => libc::EINVAL,
+                SlotError::Busy => libc::EBUSY,
+                SlotError::AlreadyAllocated => libc::EALREADY,
+            };
+            assert_eq!(e.errno(), errno);
+        }
+    }
+
+    /// A new thread: the automatic sizing of the policy, computed from its definition.
+    fn thread_created(&mut self) {
+        match self.policy {
+            SlotPolicy::Merged => {
+                if let SlotState::None | SlotState::Table { custom: false, .. } = self.state {
+                    let current = match self.state {
+                        SlotState::Table { slots, .. } => slots,
+                        _ => 0,
+                    };
+                    let t = self.threads.min(self.cpus);
+                    let want = ((4 * t).next_power_of_two() as u64)
+                        .max(16)
+                        .min(self.per_node as u64);
+                    if current < want {
+                        self.state.allocate(want, false).expect("valid default");
+                    }
+                }
+            }
+            SlotPolicy::RfcV2 => {
+                if self.threads == 1 && self.state == SlotState::None {
+                    self.state.allocate(4, false).expect("valid default");
+                }
+            }
+            SlotPolicy::Manual => {}
+        }
+        self.p.thread_created();
+        self.threads += 1;
+        assert_eq!(self.p.threads(), self.threads);
+    }
+
+    /// A key with node `n`: `InvalidNode` iff the node does not exist.
+    fn check_key(&self, n: i32) {
+        let key = table_key(0).with_node(n);
+        let want = if (n as usize) < self.nodes {
+            Ok(())
+        } else {
+            Err(TableError::InvalidNode(n))
+        };
+        assert_eq!(self.p.check_key(&key), want);
+    }
+
+    /// After every op: slots, global switch and queued total as the oracle says.
+    fn check_state(&self, op: u8) {
+        let slots = match self.state {
+            SlotState::Table { slots, .. } => slots as usize,
+            _ => 0,
+        };
+        assert_eq!(self.p.get_slots(), slots, "get_slots after op {op}");
+        assert_eq!(self.p.is_global(), self.state == SlotState::Global);
+        assert_eq!(
+            self.p.queued(),
+            self.expected_queued(),
+            "queued after op {op}"
+        );
+    }
+
+    /// Wakes every key's waiters; every helper must report `Woken`.
+    fn drain(self) {
+        for (k, c) in self.count.iter().enumerate() {
+            assert_eq!(
+                self.p.wake(&table_key(k as u8), usize::MAX),
+                *c,
+                "drain key {k}"
+            );
+        }
+        for h in self.handles {
+            let r = h.join().expect("waiter thread");
+            assert_eq!(r, Ok(WaitOutcome::Woken), "a waiter was not woken");
+        }
+        assert_eq!(self.p.queued(), 0);
+    }
+}
+
+impl SlotState {
+    /// The oracle's slot request, merged semantics: EINVAL first, then EBUSY.
+    fn allocate(&mut self, slots: u64, custom: bool) -> Result<(), SlotError> {
         if slots != 0 && (slots == 1 || !slots.is_power_of_two() || slots > 1 << 31) {
             return Err(SlotError::Invalid(slots));
         }
-        if *state == SlotState::Global {
+        if *self == SlotState::Global {
             return if custom { Err(SlotError::Busy) } else { Ok(()) };
         }
-        *state = if slots == 0 {
+        *self = if slots == 0 {
             SlotState::Global
         } else {
             SlotState::Table { slots, custom }
         };
         Ok(())
-    };
-
-    let mut input = Cursor(&data[2..]);
-    for _ in 0..MAX_OPS {
-        let Some(op) = input.op() else { break };
-        let mut next = || input.arg();
-        match op % 8 {
-            0 => {
-                let k = next() % 8;
-                if handles.len() < MAX_WAITERS {
-                    let (p2, w2) = (p.clone(), word.clone());
-                    handles.push(std::thread::spawn(move || {
-                        p2.wait(&table_key(k), &w2, 0, Some(TABLE_WAIT))
-                    }));
-                    count[k as usize] += 1;
-                    let want: usize = count.iter().sum();
-                    assert_eq!(settle(&p, want), want, "waiter on key {k} never queued");
-                }
-            }
-            1 => {
-                let (k, v) = (next() % 8, next());
-                let stale = AtomicU32::new(v as u32 | 1);
-                assert_eq!(
-                    p.wait(&table_key(k), &stale, 0, Some(TABLE_WAIT)),
-                    Err(WaitError::WouldBlock),
-                    "stale wait on key {k}"
-                );
-            }
-            2 => {
-                let k = next() % 8;
-                let t = Duration::from_micros((next() & 1) as u64);
-                assert_eq!(
-                    p.wait(&table_key(k), &word, 0, Some(t)),
-                    Ok(WaitOutcome::TimedOut),
-                    "timed wait on key {k}"
-                );
-            }
-            3 => {
-                let (k, n) = (next() % 8, next() % 8);
-                let want = count[k as usize].min(n as usize);
-                assert_eq!(
-                    p.wake(&table_key(k), n as usize),
-                    want,
-                    "wake {n} on key {k}"
-                );
-                count[k as usize] -= want;
-            }
-            4 => {
-                let (a, b, args) = (next() % 8, next() % 8, next());
-                let (nw, nr, ok) = (args & 3, args >> 2 & 7, args & 0x20 == 0);
-                let cmp_word = AtomicU32::new(if ok { 0 } else { 1 });
-                let r = p.requeue(
-                    &table_key(a),
-                    &table_key(b),
-                    nw as usize,
-                    nr as usize,
-                    Some((&cmp_word, 0)),
-                );
-                if ok {
-                    let c = count[a as usize];
-                    let woken = c.min(nw as usize);
-                    let moved = (c - woken).min(nr as usize);
-                    assert_eq!(r, Ok(Requeued { woken, moved }), "requeue {a}->{b}");
-                    count[a as usize] -= woken + moved;
-                    count[b as usize] += moved;
-                } else {
-                    assert_eq!(r, Err(WaitError::WouldBlock), "requeue with stale cmp");
-                }
-            }
-            5 => {
-                let req = SLOT_REQUESTS[(next() % 8) as usize];
-                let want = match policy {
-                    SlotPolicy::RfcV2 => {
-                        if matches!(state, SlotState::Table { .. }) {
-                            Err(SlotError::AlreadyAllocated)
-                        } else {
-                            // Seed 000: 0 means 4; clamp to 2..=16; round down to a power of 2.
-                            let s = if req == 0 { 4 } else { req.clamp(2, 16) };
-                            allocate(&mut state, 1 << s.ilog2(), true)
-                        }
-                    }
-                    _ => allocate(&mut state, req, true),
-                };
-                assert_eq!(p.set_slots(req), want, "set_slots({req}) under {policy:?}");
-                if let Err(e) = want {
-                    let errno = match e {
-                        SlotError::Invalid(_) => libc::EINVAL,
-                        SlotError::Busy => libc::EBUSY,
-                        SlotError::AlreadyAllocated => libc::EALREADY,
-                    };
-                    assert_eq!(e.errno(), errno);
-                }
-            }
-            6 => {
-                match policy {
-                    SlotPolicy::Merged => {
-                        if let SlotState::None | SlotState::Table { custom: false, .. } = state {
-                            let current = match state {
-                                SlotState::Table { slots, .. } => slots,
-                                _ => 0,
-                            };
-                            let t = threads.min(cpus);
-                            let want = ((4 * t).next_power_of_two() as u64)
-                                .max(16)
-                                .min(per_node as u64);
-                            if current < want {
-                                allocate(&mut state, want, false).expect("valid default");
-                            }
-                        }
-                    }
-                    SlotPolicy::RfcV2 => {
-                        if threads == 1 && state == SlotState::None {
-                            allocate(&mut state, 4, false).expect("valid default");
-                        }
-                    }
-                    SlotPolicy::Manual => {}
-                }
-                p.thread_created();
-                threads += 1;
-                assert_eq!(p.threads(), threads);
-            }
-            _ => {
-                let n = (next() % 4) as i32;
-                let key = table_key(0).with_node(n);
-                let want = if (n as usize) < nodes {
-                    Ok(())
-                } else {
-                    Err(TableError::InvalidNode(n))
-                };
-                assert_eq!(p.global().check_key(&key), want);
-            }
-        }
-        let slots = match state {
-            SlotState::Table { slots, .. } => slots as usize,
-            _ => 0,
-        };
-        assert_eq!(p.get_slots(), slots, "get_slots after op {op}");
-        assert_eq!(p.is_global(), state == SlotState::Global);
-        let want: usize = count.iter().sum();
-        assert_eq!(queued(&p), want, "queued after op {op}");
     }
-    // Drain: wake every key's waiters; every helper must report Woken.
-    for (k, c) in count.iter().enumerate() {
-        assert_eq!(p.wake(&table_key(k as u8), usize::MAX), *c, "drain key {k}");
-    }
-    for h in handles {
-        let r = h.join().expect("waiter thread");
-        assert_eq!(r, Ok(WaitOutcome::Woken), "a waiter was not woken");
-    }
-    assert_eq!(queued(&p), 0);
 }
 
 /// Upper bound on ops per input.

@@ -77,8 +77,16 @@ pub enum KeyError {
     UnalignedPage(u64),
     /// The byte image had the wrong length.
     WrongLength(usize),
-    /// The text form could not be parsed; the string says what was wrong.
-    Syntax(String),
+    /// A field of the text form (`MM`, `UADDR`, `ISEQ`, `PGOFF`, `OFFSET`) that is not a
+    /// 64-bit decimal or `0x`-hex number.
+    NotANumber {
+        /// The field's name in the text form.
+        field: &'static str,
+        /// What was given.
+        text: String,
+    },
+    /// Text that is none of the three forms; holds the text.
+    UnknownForm(String),
 }
 
 impl fmt::Display for KeyError {
@@ -93,7 +101,16 @@ impl fmt::Display for KeyError {
             }
             KeyError::UnalignedPage(v) => write!(f, "address word {v:#x} is not page-aligned"),
             KeyError::WrongLength(n) => write!(f, "key image is {n} bytes, expected 24"),
-            KeyError::Syntax(s) => f.write_str(s),
+            KeyError::NotANumber { field, text } => {
+                write!(
+                    f,
+                    "{field} '{text}' is not a 64-bit decimal or 0x-hex number"
+                )
+            }
+            KeyError::UnknownForm(text) => write!(
+                f,
+                "key '{text}': expected private:MM:UADDR, anon:MM:UADDR or inode:ISEQ:PGOFF:OFFSET"
+            ),
         }
     }
 }
@@ -317,12 +334,10 @@ impl FromStr for FutexKey {
 
     fn from_str(s: &str) -> Result<Self, KeyError> {
         let parts: Vec<&str> = s.split(':').collect();
-        let num = |i: usize, what: &str| -> Result<u64, KeyError> {
-            parse_number(parts[i]).ok_or_else(|| {
-                KeyError::Syntax(format!(
-                    "{what} '{}' is not a 64-bit decimal or 0x-hex number",
-                    parts[i]
-                ))
+        let num = |i: usize, field: &'static str| -> Result<u64, KeyError> {
+            parse_number(parts[i]).ok_or_else(|| KeyError::NotANumber {
+                field,
+                text: parts[i].to_string(),
             })
         };
         match parts[0] {
@@ -338,9 +353,7 @@ impl FromStr for FutexKey {
             "inode" if parts.len() == 4 => {
                 FutexKey::inode(num(1, "ISEQ")?, num(2, "PGOFF")?, num(3, "OFFSET")?)
             }
-            _ => Err(KeyError::Syntax(
-                "expected private:MM:UADDR, anon:MM:UADDR or inode:ISEQ:PGOFF:OFFSET".into(),
-            )),
+            _ => Err(KeyError::UnknownForm(s.to_string())),
         }
     }
 }
@@ -418,8 +431,12 @@ pub(crate) mod tests {
     fn text_rejects_bad_tokens() {
         assert!(matches!(
             "private:zz:1".parse::<FutexKey>(),
-            Err(KeyError::Syntax(_))
+            Err(KeyError::NotANumber { field: "MM", .. })
         ));
+        assert_eq!(
+            "shared:1:2".parse::<FutexKey>(),
+            Err(KeyError::UnknownForm("shared:1:2".into()))
+        );
         assert_eq!(
             "inode:1:2:4096".parse::<FutexKey>(),
             Err(KeyError::OffsetOutOfRange(4096))

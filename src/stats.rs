@@ -33,38 +33,9 @@ use serde::Serialize;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 use statrs::function::gamma::{gamma_lr, ln_gamma};
 use std::collections::HashMap;
+use std::fmt;
 
-/// How a 32-bit hash becomes a bucket index (`shared/spec/hashers.md` §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Reduce {
-    /// `hash & (m − 1)`: the kernel.
-    Mask,
-    /// `hash >> (32 − log2 m)`: multiplicative hashing's high bits.
-    High,
-}
-
-impl Reduce {
-    /// `mask` or `high`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reduce::Mask => "mask",
-            Reduce::High => "high",
-        }
-    }
-
-    /// The bucket of `hash` in a table of `2^log2` buckets (`log2 ≤ 32`).
-    #[inline]
-    pub fn bucket(self, hash: u32, log2: u32) -> usize {
-        if log2 == 0 {
-            return 0;
-        }
-        match self {
-            Reduce::Mask => (hash as u64 & ((1u64 << log2) - 1)) as usize,
-            Reduce::High => (hash >> (32 - log2)) as usize,
-        }
-    }
-}
+pub use crate::reduce::Reduce;
 
 /// Bucket loads of one table size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +54,7 @@ impl Histogram {
         assert!(log2 <= 32);
         let mut counts = vec![0u32; 1usize << log2];
         for &h in hashes {
-            counts[reduce.bucket(h, log2)] += 1;
+            counts[reduce.index(h, log2)] += 1;
         }
         Histogram {
             reduce,
@@ -582,9 +553,37 @@ fn poisson_sf(k: u64, mu: f64) -> f64 {
     gamma_lr(k as f64, mu).clamp(0.0, 1.0)
 }
 
-/// Every record of one hasher over `buckets` (powers of two) and `reduces`, hashing each
-/// key once and folding the histogram of the largest table. Verdicts are left to
-/// [`assign_verdicts`].
+/// Table sizes a sweep cannot take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsError {
+    /// A bucket count that is not a power of two (the tables and both reductions need one).
+    BucketsNotPowerOfTwo(u64),
+    /// A bucket count above 2^32: a 32-bit hash has no more index bits.
+    TooManyBuckets(u64),
+}
+
+impl fmt::Display for StatsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatsError::BucketsNotPowerOfTwo(b) => {
+                write!(f, "bucket count {b} is not a power of two")
+            }
+            StatsError::TooManyBuckets(b) => write!(
+                f,
+                "bucket count {b} is above 2^32, more than a 32-bit hash can index"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StatsError {}
+
+/// Largest bucket count a sweep takes (all 32 bits of the hash).
+pub const MAX_BUCKETS: u64 = 1 << 32;
+
+/// Every record of one hasher over `buckets` (powers of two, at most [`MAX_BUCKETS`]) and
+/// `reduces`, hashing each key once and folding the histogram of the largest table. Records
+/// come per reduction, in the order of `buckets`. Verdicts are left to [`assign_verdicts`].
 pub fn sweep<H: KeyHasher + ?Sized>(
     hasher: &H,
     workload: &str,
@@ -592,10 +591,23 @@ pub fn sweep<H: KeyHasher + ?Sized>(
     buckets: &[u64],
     reduces: &[Reduce],
     cache: &mut ExpectationCache,
-) -> Vec<DistRecord> {
+) -> Result<Vec<DistRecord>, StatsError> {
+    check_buckets(buckets)?;
     let mut hashes = vec![0u32; keys.len()];
     hasher.hash_many(keys, &mut hashes);
     sweep_hashes(hasher.name(), workload, &hashes, buckets, reduces, cache)
+}
+
+fn check_buckets(buckets: &[u64]) -> Result<(), StatsError> {
+    for &b in buckets {
+        if !b.is_power_of_two() {
+            return Err(StatsError::BucketsNotPowerOfTwo(b));
+        }
+        if b > MAX_BUCKETS {
+            return Err(StatsError::TooManyBuckets(b));
+        }
+    }
+    Ok(())
 }
 
 /// [`sweep`] on precomputed hashes.
@@ -606,15 +618,11 @@ pub fn sweep_hashes(
     buckets: &[u64],
     reduces: &[Reduce],
     cache: &mut ExpectationCache,
-) -> Vec<DistRecord> {
-    let Some(&largest) = buckets.iter().max() else {
-        return Vec::new();
+) -> Result<Vec<DistRecord>, StatsError> {
+    check_buckets(buckets)?;
+    let (Some(&largest), Some(&smallest)) = (buckets.iter().max(), buckets.iter().min()) else {
+        return Ok(Vec::new());
     };
-    assert!(
-        buckets.iter().all(|b| b.is_power_of_two()),
-        "buckets must be powers of two"
-    );
-    let smallest = *buckets.iter().min().expect("non-empty");
     let n = hashes.len() as u64;
     let mut out = Vec::new();
     for &reduce in reduces {
@@ -632,7 +640,7 @@ pub fn sweep_hashes(
         }
         out.extend(buckets.iter().map(|b| by_size[b].clone()));
     }
-    out
+    Ok(out)
 }
 
 /// Results of the per-hasher bit diagnostics.

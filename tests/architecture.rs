@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("key", 0),
     ("rng", 0),
     ("render", 0),
+    ("reduce", 0),
     ("hashers", 1),
     ("workload", 1),
     ("table", 2),

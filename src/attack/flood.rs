@@ -194,8 +194,10 @@ impl<H: KeyHasher> Side<'_, H> {
         match self {
             Side::Global(t) => (0, t.index_of(key)),
             Side::Process(p) => match p.route(key) {
-                (true, i) => (*p as *const Process<H, Aligned> as usize, i),
-                (false, i) => (0, i),
+                crate::table::BucketId::Private(i) => {
+                    (*p as *const Process<H, Aligned> as usize, i)
+                }
+                crate::table::BucketId::Global(i) => (0, i),
             },
         }
     }

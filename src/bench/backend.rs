@@ -20,9 +20,10 @@
 //! no waiters (`wake`). No system call, no memory barrier beyond the table's own.
 
 use super::runner::{Backend, Worker};
-use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
-use crate::table::{BucketLayout, GlobalTable, ModelTable, Process};
+use crate::table::FutexTable;
+#[cfg(doc)]
+use crate::table::{GlobalTable, ModelTable, Process};
 use std::sync::atomic::AtomicU32;
 
 /// The `mm` of the synthetic process whose futexes the model hashes: a kernel
@@ -34,54 +35,6 @@ pub const SYNTHETIC_MM_2: u64 = 0xffff_8881_3e71_2c80;
 
 /// The value a failing wait expects (the words hold 0), as perf's 1234.
 pub const WAIT_EXPECTED: u32 = 1234;
-
-/// The two futex operations the benchmark needs from a table.
-pub trait FutexTable: Sync {
-    /// FUTEX_WAIT expecting [`WAIT_EXPECTED`] on a word holding something else: true if
-    /// it failed at once (EAGAIN), as it must.
-    fn wait_fails(&self, key: &FutexKey, word: &AtomicU32) -> bool;
-    /// FUTEX_WAKE of one waiter: true if nobody was woken, as it must.
-    fn wake_none(&self, key: &FutexKey) -> bool;
-}
-
-impl FutexTable for ModelTable {
-    #[inline]
-    fn wait_fails(&self, key: &FutexKey, word: &AtomicU32) -> bool {
-        self.wait(key, word, WAIT_EXPECTED, None).is_err()
-    }
-    #[inline]
-    fn wake_none(&self, key: &FutexKey) -> bool {
-        self.wake(key, 1) == 0
-    }
-}
-
-impl<H: KeyHasher, L: BucketLayout> FutexTable for Process<H, L>
-where
-    Process<H, L>: Sync,
-{
-    #[inline]
-    fn wait_fails(&self, key: &FutexKey, word: &AtomicU32) -> bool {
-        self.wait(key, word, WAIT_EXPECTED, None).is_err()
-    }
-    #[inline]
-    fn wake_none(&self, key: &FutexKey) -> bool {
-        self.wake(key, 1) == 0
-    }
-}
-
-impl<H: KeyHasher, L: BucketLayout> FutexTable for GlobalTable<H, L>
-where
-    GlobalTable<H, L>: Sync,
-{
-    #[inline]
-    fn wait_fails(&self, key: &FutexKey, word: &AtomicU32) -> bool {
-        self.wait(key, word, WAIT_EXPECTED, None).is_err()
-    }
-    #[inline]
-    fn wake_none(&self, key: &FutexKey) -> bool {
-        self.wake(key, 1) == 0
-    }
-}
 
 /// Which key a worker's futex word gets.
 #[derive(Clone, Debug)]
@@ -151,12 +104,15 @@ pub struct TableWorker<'a, T> {
 impl<T: FutexTable> Worker for TableWorker<'_, T> {
     #[inline]
     fn wait_fail(&mut self, idx: usize) -> bool {
-        self.table.wait_fails(&self.keys[idx], &self.words[idx])
+        // The words hold 0, so a wait expecting WAIT_EXPECTED must fail at once (EAGAIN).
+        self.table
+            .wait(&self.keys[idx], &self.words[idx], WAIT_EXPECTED, None)
+            .is_err()
     }
 
     #[inline]
     fn wake(&mut self, idx: usize) -> bool {
-        self.table.wake_none(&self.keys[idx])
+        self.table.wake(&self.keys[idx], 1) == 0
     }
 }
 
@@ -185,7 +141,7 @@ mod tests {
     use crate::bench::runner::allocate_words;
     use crate::hashers::{Builtin, HashKey};
     use crate::key::KeyKind;
-    use crate::table::{ModelSpec, TableKind};
+    use crate::table::{ModelSpec, ModelTable, TableKind};
 
     fn table(kind: TableKind, buckets: Option<usize>) -> ModelTable {
         let mut s = ModelSpec::new(
@@ -217,9 +173,13 @@ mod tests {
         let b = TableBackend::by_address(table(TableKind::Private, Some(16)), false);
         let words = allocate_words(1, 8);
         let w = b.worker(0, &words[0]);
-        assert!(w.keys.iter().all(|k| b.table.bucket_of(k).0));
+        assert!(w.keys.iter().all(|k| b.table.bucket_of(k).is_private()));
         let s = TableBackend::by_address(table(TableKind::Private, Some(16)), true);
-        assert!(!s.table.bucket_of(&s.key_for(0, 0x7f00_0000_1000)).0);
+        assert!(
+            !s.table
+                .bucket_of(&s.key_for(0, 0x7f00_0000_1000))
+                .is_private()
+        );
     }
 
     #[test]

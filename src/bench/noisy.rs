@@ -16,8 +16,8 @@ use super::options::{BackendChoice, BenchError, ContendResult, ContendSpec, Mode
 use super::runner::{self, RunConfig, allowed_cpus};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::table::{
-    Aligned, BucketLayout, GlobalTable, Packed, Process, SlotPolicy, kernel_per_node_size,
-    merged_default_slots, possible_cpus,
+    Aligned, BucketId, BucketLayout, GlobalTable, Packed, Process, SlotPolicy,
+    kernel_per_node_size, merged_default_slots, possible_cpus,
 };
 use crate::throughput::record::{BenchRecord, RecordMeta};
 use crate::throughput::{RunOutcome, Workload};
@@ -49,12 +49,12 @@ struct NoisyRun {
     pid: u32,
 }
 
-/// Buckets (`(private table?, index)`) the keys of the words `first..=last` map to.
+/// Buckets (global or private table, index) the keys of the words `first..=last` map to.
 fn buckets_of<L: BucketLayout>(
     p: &Process<SharedHasher, L>,
     mm: u64,
     out: &RunOutcome,
-) -> HashSet<(bool, usize)> {
+) -> HashSet<BucketId> {
     let mut set = HashSet::new();
     for t in &out.threads {
         let mut a = t.first_addr;
@@ -135,7 +135,10 @@ fn noisy_model<L: BucketLayout>(
     let vb = buckets_of(&v.table, mm_of(&v), &vo);
     let nb = buckets_of(&n.table, mm_of(&n), &no);
     // Private-table buckets of different processes are different buckets.
-    let shared = vb.iter().filter(|b| !b.0 && nb.contains(b)).count();
+    let shared = vb
+        .iter()
+        .filter(|b| !b.is_private() && nb.contains(b))
+        .count();
     Ok(NoisyRun {
         victim: vo,
         noisy: no,

@@ -11,7 +11,7 @@ use crate::stats::{
     DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
     assign_verdicts, diagnostics, sweep, sweep_hashes,
 };
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -147,7 +147,7 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if a.diagnostics {
         return run_diagnostics(&a, &hashers);
     }
-    let workload: Workload = a.workload.parse().map_err(CliError::usage)?;
+    let workload: KeyWorkload = a.workload.parse().map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && (k == 0 || k > MAX_KEYS)
     {
@@ -191,14 +191,10 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
             pb.set_message(h.name().to_string());
         }
         match weights {
-            None => records.extend(sweep(
-                h,
-                &wname,
-                keys,
-                &buckets_sorted,
-                &reduces,
-                &mut cache,
-            )),
+            None => records.extend(
+                sweep(h, &wname, keys, &buckets_sorted, &reduces, &mut cache)
+                    .map_err(CliError::usage)?,
+            ),
             Some(w) => records.extend(sweep_weighted(
                 h,
                 &wname,
@@ -264,9 +260,10 @@ fn run_hashes(
     let mut cache = ExpectationCache::default();
     let mut records = Vec::new();
     for c in &columns {
-        records.extend(sweep_hashes(
-            &c.algo, &wname, &c.hashes, buckets, reduces, &mut cache,
-        ));
+        records.extend(
+            sweep_hashes(&c.algo, &wname, &c.hashes, buckets, reduces, &mut cache)
+                .map_err(CliError::usage)?,
+        );
     }
     let names: Vec<String> = columns.iter().map(|c| c.algo.clone()).collect();
     let n = columns.iter().map(|c| c.hashes.len()).max().unwrap_or(0);

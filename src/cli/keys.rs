@@ -6,7 +6,7 @@
 use super::{CliError, args};
 use crate::key::{FutexKey, KeyKind};
 use crate::render::{output, write_atomic};
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -61,7 +61,7 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
     if let Some(p) = &a.output {
         args::check_output_path(p, "output")?;
     }
-    let workload: Workload = a.workload.parse().map_err(CliError::usage)?;
+    let workload: KeyWorkload = a.workload.parse().map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && (k == 0 || k > super::dist::MAX_KEYS)
     {

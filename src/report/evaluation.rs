@@ -12,7 +12,7 @@ use crate::key::FutexKey;
 use crate::render::plot::line_plot_svg;
 use crate::render::{TextTable, fmt_grouped};
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -119,7 +119,7 @@ pub fn machine_section() -> Section {
 /// Cost of one hash per seed hasher, timed in this run (median of repeated batches; see
 /// `cargo bench --bench hashers` for criterion's careful figures).
 pub fn hash_cost_section(depth: Depth) -> Result<Section, String> {
-    let keys = Workload::Perf
+    let keys = KeyWorkload::Perf
         .generate(Some(1 << 16), 7)
         .map_err(|e| e.to_string())?
         .keys;
@@ -186,21 +186,17 @@ pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String>
         ),
         ("pages", Some(1 << 16)),
     ] {
-        let w: Workload = workload
+        let w: KeyWorkload = workload
             .parse()
-            .map_err(|e: crate::workload::WorkloadError| e.0)?;
+            .map_err(|e: crate::workload::WorkloadError| e.to_string())?;
         let keys: Vec<FutexKey> = w.generate(n, 1).map_err(|e| e.to_string())?.keys;
         let mut cache = ExpectationCache::default();
         let mut records: Vec<DistRecord> = Vec::new();
         for h in &hashers {
-            records.extend(sweep(
-                h,
-                workload,
-                &keys,
-                &buckets,
-                &[Reduce::Mask],
-                &mut cache,
-            ));
+            records.extend(
+                sweep(h, workload, &keys, &buckets, &[Reduce::Mask], &mut cache)
+                    .map_err(|e| e.to_string())?,
+            );
         }
         assign_verdicts(&mut records);
         let mut headers = vec!["buckets".to_string()];

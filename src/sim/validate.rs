@@ -9,7 +9,7 @@ use super::profile::MachineProfile;
 use super::{SimLength, SimOp, simulate};
 use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
-use crate::workload::{PERF_FUTEXES, Workload};
+use crate::workload::{KeyWorkload, PERF_FUTEXES};
 use serde::Serialize;
 use std::path::Path;
 
@@ -117,7 +117,7 @@ pub fn perf_keys_per_thread(
             "futexes per thread must be 1..={PERF_FUTEXES} for the simulated perf layout, got {futexes}"
         ));
     }
-    let keys = Workload::Perf
+    let keys = KeyWorkload::Perf
         .generate(Some(threads * PERF_FUTEXES), seed)
         .map_err(|e| e.to_string())?
         .keys;

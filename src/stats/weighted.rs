@@ -57,7 +57,7 @@ impl WeightedNull {
 fn weighted_hist(hashes: &[u32], weights: &[u64], log2: u32, reduce: Reduce) -> Vec<u64> {
     let mut counts = vec![0u64; 1usize << log2];
     for (&h, &w) in hashes.iter().zip(weights) {
-        counts[reduce.bucket(h, log2)] += w;
+        counts[reduce.index(h, log2)] += w;
     }
     counts
 }
@@ -146,7 +146,8 @@ mod tests {
         let k = keys(3000);
         let w = vec![1u64; k.len()];
         let mut cache = ExpectationCache::default();
-        let plain = super::super::sweep(&h, "t", &k, &[64, 1024], &[Reduce::Mask], &mut cache);
+        let plain =
+            super::super::sweep(&h, "t", &k, &[64, 1024], &[Reduce::Mask], &mut cache).unwrap();
         let weighted = sweep_weighted(
             &h,
             "t",

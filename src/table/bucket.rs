@@ -59,7 +59,7 @@ use crate::key::FutexKey;
 
 /// One queued waiter (the kernel's `struct futex_q`).
 #[derive(Debug)]
-pub struct Waiter {
+pub(crate) struct Waiter {
     /// The bucket whose chain holds this waiter (the kernel's `q->lock_ptr`). Changed only
     /// while the old and the new bucket are both locked.
     bucket: AtomicPtr<BucketCore>,
@@ -87,14 +87,15 @@ pub struct BucketCore {
 
 // SAFETY: `chain` is only accessed while `lock` is held (every access below goes through
 // `BucketCore::locked`, which takes the lock), so sharing a `BucketCore` between threads is
-// data-race free; the other fields are atomics.
+// data-race free; the other fields are atomics. Entries move between threads through the
+// chain, which needs `Entry: Send` (a `FutexKey` and an `Arc<Waiter>` of atomics and a
+// `Thread`: it is). `Send` needs no impl: `UnsafeCell<Vec<Entry>>` is `Send` because `Entry`
+// is, so the compiler derives it.
 unsafe impl Sync for BucketCore {}
-// SAFETY: a `BucketCore` owns its chain; `Entry` (key + `Arc<Waiter>`) is `Send`.
-unsafe impl Send for BucketCore {}
 
 /// Why [`enqueue`] did not queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ValueMismatch;
+pub(crate) struct ValueMismatch;
 
 /// The bucket lock held, giving access to the chain.
 pub(crate) struct Locked<'a> {
@@ -111,7 +112,9 @@ impl Locked<'_> {
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        self.bucket.lock.unlock();
+        // SAFETY: a `Locked` is created only by `BucketCore::locked` after taking the lock,
+        // and dropped exactly once, so this thread holds the lock here.
+        unsafe { self.bucket.lock.unlock() };
     }
 }
 
@@ -157,8 +160,21 @@ impl BucketCore {
     }
 }
 
-/// How buckets are laid out in memory (see [`Aligned`] and [`Packed`]).
-pub trait BucketLayout: Deref<Target = BucketCore> + Default + Send + Sync + 'static {
+mod sealed {
+    /// Keeps [`super::BucketLayout`] implemented by [`super::Aligned`] and
+    /// [`super::Packed`] only: the tables store raw pointers to the `BucketCore` a layout
+    /// derefs to and rely on it being the same, stable, field of the layout value for the
+    /// table's whole life, which an outside `Deref` impl need not be.
+    pub trait Sealed {}
+    impl Sealed for super::Aligned {}
+    impl Sealed for super::Packed {}
+}
+
+/// How buckets are laid out in memory: [`Aligned`] or [`Packed`] (sealed: the tables rely on
+/// `deref` returning the same embedded bucket every time).
+pub trait BucketLayout:
+    sealed::Sealed + Deref<Target = BucketCore> + Default + Send + Sync + 'static
+{
     /// `aligned` or `packed`.
     const NAME: &'static str;
 }
@@ -235,7 +251,7 @@ pub(crate) fn enqueue(
 
 /// Result of [`block`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Blocked {
+pub(crate) enum Blocked {
     /// A waker dequeued us.
     Woken,
     /// The deadline passed first; we removed ourselves from the chain.
@@ -291,8 +307,11 @@ pub(crate) fn block(waiter: &Waiter, deadline: Option<Instant>) -> Blocked {
 }
 
 /// `futex_wake`: wake up to `n` waiters on `key` queued in `bucket`; returns how many.
+///
+/// Crate-private: the tables pick the bucket (`__futex_hash`); a caller passing another
+/// bucket would bypass the routing the tables model.
 #[inline]
-pub fn wake(bucket: &BucketCore, key: &FutexKey, n: usize) -> usize {
+pub(crate) fn wake(bucket: &BucketCore, key: &FutexKey, n: usize) -> usize {
     if n == 0 {
         return 0;
     }
@@ -347,8 +366,12 @@ pub struct Requeued {
 /// `cmp` (EAGAIN on mismatch), wake up to `nr_wake` waiters of `key1` and move up to
 /// `nr_requeue` more of them to `key2` in `bucket2`.
 ///
-/// Both buckets must outlive every waiter they hold (same contract as [`block`]).
-pub fn requeue(
+/// Crate-private because of its contract: `bucket2` must outlive every waiter moved into it
+/// (same contract as [`block`]). A public safe `requeue` would let safe code move a table's
+/// waiter onto a bucket on its own stack, drop that and let the waiter time out into freed
+/// memory. The tables call it only with buckets of their own arrays (see
+/// `GlobalTable::adopt` for private tables).
+pub(crate) fn requeue(
     bucket1: &BucketCore,
     key1: &FutexKey,
     bucket2: &BucketCore,
@@ -361,21 +384,7 @@ pub fn requeue(
     // key2 does not skip it, and drop the count at the end.
     bucket2.inc_waiters();
     fence(Ordering::SeqCst);
-    let same = std::ptr::eq(bucket1, bucket2);
-    // double_lock_hb(): lock in address order.
-    let (g1, g2) = if same {
-        (bucket1.locked(), None)
-    } else if (bucket1 as *const BucketCore) < (bucket2 as *const BucketCore) {
-        let a = bucket1.locked();
-        let b = bucket2.locked();
-        (a, Some(b))
-    } else {
-        let b = bucket2.locked();
-        let a = bucket1.locked();
-        (a, Some(b))
-    };
-    let mut g1 = g1;
-    let mut g2 = g2;
+    let (mut g1, mut g2) = lock_pair(bucket1, bucket2);
     if let Some((word, expected)) = cmp
         && word.load(Ordering::Acquire) != expected
     {
@@ -419,6 +428,25 @@ pub fn requeue(
         woken: woken.len(),
         moved: n_moved,
     })
+}
+
+/// `double_lock_hb()`: both bucket locks in address order, so two requeues in opposite
+/// directions cannot deadlock; one lock (and `None`) when both are the same bucket.
+fn lock_pair<'a>(
+    bucket1: &'a BucketCore,
+    bucket2: &'a BucketCore,
+) -> (Locked<'a>, Option<Locked<'a>>) {
+    if std::ptr::eq(bucket1, bucket2) {
+        (bucket1.locked(), None)
+    } else if (bucket1 as *const BucketCore) < (bucket2 as *const BucketCore) {
+        let a = bucket1.locked();
+        let b = bucket2.locked();
+        (a, Some(b))
+    } else {
+        let b = bucket2.locked();
+        let a = bucket1.locked();
+        (a, Some(b))
+    }
 }
 
 /// Moves every waiter of `old` to the bucket `pick(key)` returns (the kernel's

@@ -8,10 +8,12 @@
 //! `roundup_pow_of_two(256 × CPUs)` buckets — the same formula with one node.
 
 use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
-use super::{Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
+use super::private::PrivateTable;
+use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, NO_NODE};
 
@@ -101,6 +103,34 @@ pub struct GlobalTable<H, L> {
     hasher: H,
     geometry: Geometry,
     buckets: Box<[L]>,
+    /// Private tables of dropped [`super::Process`]es sharing this table, kept until this
+    /// table is dropped (see [`GlobalTable::adopt`]).
+    adopted: Mutex<Vec<Arc<PrivateTable<L>>>>,
+}
+
+impl<H, L> GlobalTable<H, L> {
+    /// Keeps the private tables of a process that is being dropped alive as long as this
+    /// table.
+    ///
+    /// Why: a process's private table can receive waiters of *other* processes sharing this
+    /// global table (its first table takes over the global waiters of the private keys it
+    /// owns, and `requeue` moves a waiter of any key into it). Such a waiter blocks through
+    /// its own process, which keeps this global table alive, not the dropped one; if the
+    /// private buckets were freed, its timeout path would lock freed memory. Every bucket a
+    /// waiter can reach lives in this table or in a private table of a process sharing it,
+    /// so keeping those tables until this one is dropped is enough (the kernel frees a
+    /// private hash only after an RCU grace period and when no `futex_q` references it).
+    pub(super) fn adopt(&self, tables: impl IntoIterator<Item = Arc<PrivateTable<L>>>) {
+        self.adopted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(tables);
+    }
+
+    /// Private tables adopted from dropped processes (see [`GlobalTable::adopt`]).
+    pub fn adopted_tables(&self) -> usize {
+        self.adopted.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
 }
 
 impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
@@ -112,6 +142,7 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
             hasher,
             geometry,
             buckets,
+            adopted: Mutex::new(Vec::new()),
         })
     }
 
@@ -196,7 +227,7 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
     ) -> Result<WaitOutcome, WaitError> {
         let b = self.bucket(key);
         let w = bucket::enqueue(b, *key, word, expected).map_err(|_| WaitError::WouldBlock)?;
-        Ok(bucket::block(&w, deadline).into())
+        Ok(WaitOutcome::from_blocked(bucket::block(&w, deadline)))
     }
 
     /// FUTEX_WAKE: wake up to `n` waiters of `key`; returns how many were woken.
@@ -224,5 +255,43 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
             cmp,
         )
         .map_err(|_| WaitError::WouldBlock)
+    }
+}
+
+impl<H: KeyHasher, L: BucketLayout> FutexTable for GlobalTable<H, L> {
+    fn wait_until(
+        &self,
+        key: &FutexKey,
+        word: &AtomicU32,
+        expected: u32,
+        deadline: Option<Instant>,
+    ) -> Result<WaitOutcome, WaitError> {
+        GlobalTable::wait_until(self, key, word, expected, deadline)
+    }
+    #[inline]
+    fn wake(&self, key: &FutexKey, n: usize) -> usize {
+        GlobalTable::wake(self, key, n)
+    }
+    fn requeue(
+        &self,
+        key1: &FutexKey,
+        key2: &FutexKey,
+        nr_wake: usize,
+        nr_requeue: usize,
+        cmp: Option<(&AtomicU32, u32)>,
+    ) -> Result<Requeued, WaitError> {
+        GlobalTable::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
+    }
+    fn bucket_of(&self, key: &FutexKey) -> BucketId {
+        BucketId::Global(self.index_of(key))
+    }
+    fn check_key(&self, key: &FutexKey) -> Result<(), TableError> {
+        GlobalTable::check_key(self, key)
+    }
+    fn queued(&self) -> usize {
+        self.buckets.iter().map(|b| b.queued()).sum()
+    }
+    fn waiters(&self) -> u64 {
+        self.buckets.iter().map(|b| b.waiter_count() as u64).sum()
     }
 }

@@ -32,13 +32,6 @@ pub struct BucketLock {
 }
 
 impl BucketLock {
-    /// An unlocked lock.
-    pub const fn new() -> Self {
-        BucketLock {
-            state: AtomicU32::new(UNLOCKED),
-        }
-    }
-
     /// Takes the lock, spinning briefly and then yielding while it is held elsewhere.
     #[inline]
     pub fn lock(&self) {
@@ -76,17 +69,23 @@ impl BucketLock {
         }
     }
 
-    /// Tries once to take the lock.
-    #[inline]
+    /// Tries once to take the lock (only the tests need it).
+    #[cfg(test)]
     pub fn try_lock(&self) -> bool {
         self.state
             .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
-    /// Drops the lock. The caller must hold it.
+    /// Drops the lock.
+    ///
+    /// # Safety
+    /// The calling thread must hold the lock (taken by [`BucketLock::lock`] or a successful
+    /// [`BucketLock::try_lock`] and not yet dropped): data the lock guards is accessed on the
+    /// strength of holding it, and unlocking someone else's critical section would let a
+    /// second thread in.
     #[inline]
-    pub fn unlock(&self) {
+    pub unsafe fn unlock(&self) {
         debug_assert_eq!(self.state.load(Ordering::Relaxed), LOCKED);
         self.state.store(UNLOCKED, Ordering::Release);
     }
@@ -113,7 +112,7 @@ mod tests {
     #[test]
     fn mutual_exclusion_with_more_threads_than_cpus() {
         let s = Arc::new(Shared {
-            lock: BucketLock::new(),
+            lock: BucketLock::default(),
             value: UnsafeCell::new(0),
         });
         let threads = 8;
@@ -129,7 +128,8 @@ mod tests {
                             let v = *s.value.get();
                             *s.value.get() = v + 1;
                         }
-                        s.lock.unlock();
+                        // SAFETY: taken by `lock()` above.
+                        unsafe { s.lock.unlock() };
                     }
                 })
             })
@@ -143,13 +143,15 @@ mod tests {
 
     #[test]
     fn try_lock_fails_while_held() {
-        let l = BucketLock::new();
+        let l = BucketLock::default();
         assert!(l.try_lock());
         assert!(l.is_locked());
         assert!(!l.try_lock());
-        l.unlock();
+        // SAFETY: taken by the first `try_lock`.
+        unsafe { l.unlock() };
         assert!(!l.is_locked());
         assert!(l.try_lock());
-        l.unlock();
+        // SAFETY: taken by the `try_lock` just above.
+        unsafe { l.unlock() };
     }
 }

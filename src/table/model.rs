@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{
-    Aligned, BucketLayout, Geometry, GlobalTable, Packed, Process, Reduce, Requeued, SlotPolicy,
-    TableError, TableUsage, WaitError, WaitOutcome, kernel_per_node_size, merged_default_slots,
-    possible_cpus,
+    Aligned, BucketId, BucketLayout, FutexTable, Geometry, GlobalTable, Packed, Process, Reduce,
+    Requeued, SlotPolicy, TableError, TableUsage, WaitError, WaitOutcome, kernel_per_node_size,
+    merged_default_slots, possible_cpus,
 };
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::key::FutexKey;
@@ -157,86 +157,88 @@ impl ModelTable {
             return Err(TableError::InvalidNodes(0));
         }
         if spec.kind != TableKind::Numa && spec.nodes != 1 {
-            return Err(TableError::Unsupported(format!(
-                "{} nodes only apply to the numa table",
-                spec.nodes
-            )));
+            return Err(TableError::NodesNeedNuma {
+                kind: spec.kind,
+                nodes: spec.nodes,
+            });
         }
         if spec.kind == TableKind::Private && spec.squash {
-            return Err(TableError::Unsupported(
-                "squash applies to the global/numa tables".into(),
-            ));
+            return Err(TableError::SquashNeedsGlobal);
         }
-        let nodes = spec.nodes;
         let (size, inner) = match spec.kind {
-            TableKind::Global | TableKind::Numa => {
-                let per_node = spec
-                    .buckets
-                    .unwrap_or_else(|| kernel_per_node_size(cpus, nodes));
-                let g = Geometry {
-                    nodes,
-                    per_node,
-                    reduce: spec.reduce,
-                    squash: spec.squash,
-                };
-                let inner = match spec.layout {
-                    Layout::Aligned => {
-                        Inner::GlobalAligned(GlobalTable::new(spec.hasher.clone(), g)?)
-                    }
-                    Layout::Packed => {
-                        Inner::GlobalPacked(GlobalTable::new(spec.hasher.clone(), g)?)
-                    }
-                };
-                (per_node, inner)
-            }
-            TableKind::Private => {
-                let g = Geometry {
-                    nodes: 1,
-                    per_node: kernel_per_node_size(cpus, 1),
-                    reduce: spec.reduce,
-                    squash: false,
-                };
-                let slots = spec
-                    .buckets
-                    .unwrap_or_else(|| merged_default_slots(cpus, cpus, g.per_node));
-                let ph = spec
-                    .private_hasher
-                    .clone()
-                    .unwrap_or_else(|| spec.hasher.clone());
-                // One process owning every private key, with `slots` private buckets.
-                fn process<L: BucketLayout>(
-                    spec: &ModelSpec,
-                    g: Geometry,
-                    private_hasher: SharedHasher,
-                    cpus: usize,
-                    slots: usize,
-                ) -> Result<Process<SharedHasher, L>, TableError> {
-                    let p = Process::owning_all_private(
-                        Arc::new(GlobalTable::new(spec.hasher.clone(), g)?),
-                        private_hasher,
-                        SlotPolicy::Manual,
-                        spec.reduce,
-                        cpus,
-                    );
-                    p.set_slots(slots as u64)?;
-                    Ok(p)
-                }
-                let inner = match spec.layout {
-                    Layout::Aligned => Inner::PrivateAligned(process(&spec, g, ph, cpus, slots)?),
-                    Layout::Packed => Inner::PrivatePacked(process(&spec, g, ph, cpus, slots)?),
-                };
-                (slots, inner)
-            }
+            TableKind::Global | TableKind::Numa => Self::build_global(&spec, cpus)?,
+            TableKind::Private => Self::build_private(&spec, cpus)?,
         };
         if size == 0 {
             return Err(TableError::InvalidSize(0));
         }
         Ok(ModelTable {
+            nodes: spec.nodes,
             spec,
             size,
-            nodes,
             inner,
         })
+    }
+
+    /// `(buckets per node, table)` for `Global`/`Numa`.
+    fn build_global(spec: &ModelSpec, cpus: usize) -> Result<(usize, Inner), TableError> {
+        let per_node = spec
+            .buckets
+            .unwrap_or_else(|| kernel_per_node_size(cpus, spec.nodes));
+        let g = Geometry {
+            nodes: spec.nodes,
+            per_node,
+            reduce: spec.reduce,
+            squash: spec.squash,
+        };
+        let inner = match spec.layout {
+            Layout::Aligned => Inner::GlobalAligned(GlobalTable::new(spec.hasher.clone(), g)?),
+            Layout::Packed => Inner::GlobalPacked(GlobalTable::new(spec.hasher.clone(), g)?),
+        };
+        Ok((per_node, inner))
+    }
+
+    /// `(private slots, table)` for `Private`: one process owning every private key, with a
+    /// private table of `spec.buckets` (or the merged auto size for `cpus` threads) and the
+    /// kernel-sized global table for everything else.
+    fn build_private(spec: &ModelSpec, cpus: usize) -> Result<(usize, Inner), TableError> {
+        let g = Geometry {
+            nodes: 1,
+            per_node: kernel_per_node_size(cpus, 1),
+            reduce: spec.reduce,
+            squash: false,
+        };
+        let slots = spec
+            .buckets
+            .unwrap_or_else(|| merged_default_slots(cpus, cpus, g.per_node));
+        let private_hasher = spec
+            .private_hasher
+            .clone()
+            .unwrap_or_else(|| spec.hasher.clone());
+        fn process<L: BucketLayout>(
+            spec: &ModelSpec,
+            g: Geometry,
+            private_hasher: SharedHasher,
+            cpus: usize,
+            slots: usize,
+        ) -> Result<Process<SharedHasher, L>, TableError> {
+            let p = Process::owning_all_private(
+                Arc::new(GlobalTable::new(spec.hasher.clone(), g)?),
+                private_hasher,
+                SlotPolicy::Manual,
+                spec.reduce,
+                cpus,
+            );
+            p.set_slots(slots as u64)?;
+            Ok(p)
+        }
+        let inner = match spec.layout {
+            Layout::Aligned => {
+                Inner::PrivateAligned(process(spec, g, private_hasher, cpus, slots)?)
+            }
+            Layout::Packed => Inner::PrivatePacked(process(spec, g, private_hasher, cpus, slots)?),
+        };
+        Ok((slots, inner))
     }
 
     /// The spec it was built from.
@@ -273,8 +275,7 @@ impl ModelTable {
         )
     }
 
-    /// FUTEX_WAIT: `Err(WouldBlock)` at once if `*word != expected`, else queue and block
-    /// until woken or `timeout`.
+    /// FUTEX_WAIT ([`FutexTable::wait`]).
     #[inline]
     pub fn wait(
         &self,
@@ -286,13 +287,13 @@ impl ModelTable {
         dispatch!(self, t => t.wait(key, word, expected, timeout))
     }
 
-    /// FUTEX_WAKE: wakes up to `n` waiters of `key`, returns how many.
+    /// FUTEX_WAKE ([`FutexTable::wake`]).
     #[inline]
     pub fn wake(&self, key: &FutexKey, n: usize) -> usize {
         dispatch!(self, t => t.wake(key, n))
     }
 
-    /// FUTEX_CMP_REQUEUE (FUTEX_REQUEUE with `cmp == None`).
+    /// FUTEX_CMP_REQUEUE ([`FutexTable::requeue`]).
     pub fn requeue(
         &self,
         key1: &FutexKey,
@@ -304,14 +305,9 @@ impl ModelTable {
         dispatch!(self, t => t.requeue(key1, key2, nr_wake, nr_requeue, cmp))
     }
 
-    /// `(private?, flat bucket index)` for `key` (node-major for per-node tables).
-    pub fn bucket_of(&self, key: &FutexKey) -> (bool, usize) {
-        match &self.inner {
-            Inner::GlobalAligned(t) => (false, t.index_of(key)),
-            Inner::GlobalPacked(t) => (false, t.index_of(key)),
-            Inner::PrivateAligned(p) => p.route(key),
-            Inner::PrivatePacked(p) => p.route(key),
-        }
+    /// The bucket of `key` ([`FutexTable::bucket_of`]).
+    pub fn bucket_of(&self, key: &FutexKey) -> BucketId {
+        dispatch!(self, t => FutexTable::bucket_of(t, key))
     }
 
     /// Private-table usage (`Private` only; empty otherwise).
@@ -323,29 +319,52 @@ impl ModelTable {
         }
     }
 
-    /// Waiters queued on all chains (takes every bucket lock; for tests and reports).
+    /// Waiters queued on all chains ([`FutexTable::queued`]).
     pub fn queued(&self) -> usize {
-        fn sum<L: super::BucketLayout>(b: &[L]) -> usize {
-            b.iter().map(|b| b.queued()).sum()
-        }
-        match &self.inner {
-            Inner::GlobalAligned(t) => sum(t.buckets()),
-            Inner::GlobalPacked(t) => sum(t.buckets()),
-            Inner::PrivateAligned(p) => p.private_queued() + sum(p.global().buckets()),
-            Inner::PrivatePacked(p) => p.private_queued() + sum(p.global().buckets()),
-        }
+        dispatch!(self, t => FutexTable::queued(t))
     }
 
-    /// Waiters currently counted in all buckets (a snapshot; 0 when idle).
+    /// Waiters counted in all buckets ([`FutexTable::waiters`]).
     pub fn waiters(&self) -> u64 {
-        fn sum<L: super::BucketLayout>(b: &[L]) -> u64 {
-            b.iter().map(|b| b.waiter_count() as u64).sum()
-        }
-        match &self.inner {
-            Inner::GlobalAligned(t) => sum(t.buckets()),
-            Inner::GlobalPacked(t) => sum(t.buckets()),
-            Inner::PrivateAligned(p) => p.private_waiters() + sum(p.global().buckets()),
-            Inner::PrivatePacked(p) => p.private_waiters() + sum(p.global().buckets()),
-        }
+        dispatch!(self, t => FutexTable::waiters(t))
+    }
+}
+
+impl FutexTable for ModelTable {
+    #[inline]
+    fn wait_until(
+        &self,
+        key: &FutexKey,
+        word: &AtomicU32,
+        expected: u32,
+        deadline: Option<Instant>,
+    ) -> Result<WaitOutcome, WaitError> {
+        dispatch!(self, t => t.wait_until(key, word, expected, deadline))
+    }
+    #[inline]
+    fn wake(&self, key: &FutexKey, n: usize) -> usize {
+        ModelTable::wake(self, key, n)
+    }
+    fn requeue(
+        &self,
+        key1: &FutexKey,
+        key2: &FutexKey,
+        nr_wake: usize,
+        nr_requeue: usize,
+        cmp: Option<(&AtomicU32, u32)>,
+    ) -> Result<Requeued, WaitError> {
+        ModelTable::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
+    }
+    fn bucket_of(&self, key: &FutexKey) -> BucketId {
+        ModelTable::bucket_of(self, key)
+    }
+    fn check_key(&self, key: &FutexKey) -> Result<(), TableError> {
+        dispatch!(self, t => t.check_key(key))
+    }
+    fn queued(&self) -> usize {
+        ModelTable::queued(self)
+    }
+    fn waiters(&self) -> u64 {
+        ModelTable::waiters(self)
     }
 }

@@ -39,12 +39,12 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
 use super::global::GlobalTable;
 use super::reflock::RefLock;
-use super::{Reduce, Requeued, WaitError, WaitOutcome, deadline};
+use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, KeyKind, NO_NODE};
 
@@ -121,7 +121,7 @@ struct Shard(AtomicU64);
 
 /// A private table (`struct futex_private_hash`).
 #[derive(Debug)]
-pub struct PrivateTable<L> {
+pub(crate) struct PrivateTable<L> {
     buckets: Box<[L]>,
     bits: u32,
     reduce: Reduce,
@@ -152,11 +152,6 @@ impl<L: BucketLayout> PrivateTable<L> {
         // Relaxed: a statistic; nothing else is published through these counters, and a
         // sum taken while lookups run is approximate by nature.
         self.usage.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
-    }
-
-    /// The buckets.
-    pub fn buckets(&self) -> &[L] {
-        &self.buckets
     }
 
     #[inline]
@@ -438,15 +433,15 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         f(self.global.bucket(key))
     }
 
-    /// The bucket index `key` maps to: `(true, i)` in the private table, `(false, i)` in the
-    /// global table (flat, node-major).
-    pub fn route(&self, key: &FutexKey) -> (bool, usize) {
+    /// The bucket `key` maps to (`__futex_hash`): in the private table for a private key of
+    /// this process while it has one, else in the global table (flat, node-major).
+    pub fn route(&self, key: &FutexKey) -> BucketId {
         if self.is_ours_private(key)
             && let PrivHash::Table(t) = &*self.state.read()
         {
-            return (true, t.reduce.index(self.hasher.hash(key), t.bits));
+            return BucketId::Private(t.reduce.index(self.hasher.hash(key), t.bits));
         }
-        (false, self.global.index_of(key))
+        BucketId::Global(self.global.index_of(key))
     }
 
     /// FUTEX_WAIT on a key of this process (or a shared key).
@@ -457,14 +452,24 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         expected: u32,
         timeout: Option<Duration>,
     ) -> Result<WaitOutcome, WaitError> {
-        let dl = deadline(timeout);
+        self.wait_until(key, word, expected, deadline(timeout))
+    }
+
+    /// FUTEX_WAIT with an absolute deadline.
+    pub fn wait_until(
+        &self,
+        key: &FutexKey,
+        word: &AtomicU32,
+        expected: u32,
+        dl: Option<Instant>,
+    ) -> Result<WaitOutcome, WaitError> {
         let w = self
             .with_bucket(key, |b| bucket::enqueue(b, *key, word, expected))
             .map_err(|_| WaitError::WouldBlock)?;
         // The read reference is dropped: a resize may now move this waiter (it updates the
         // waiter's bucket pointer under both locks), and the old table stays alive in
         // `retired`, so `block` may use either.
-        Ok(bucket::block(&w, dl).into())
+        Ok(WaitOutcome::from_blocked(bucket::block(&w, dl)))
     }
 
     /// FUTEX_WAKE.
@@ -496,6 +501,60 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         let (b1, b2) = (pick(key1), pick(key2));
         bucket::requeue(b1, key1, b2, key2, nr_wake, nr_requeue, cmp)
             .map_err(|_| WaitError::WouldBlock)
+    }
+}
+
+impl<H: KeyHasher, L: BucketLayout> FutexTable for Process<H, L> {
+    fn wait_until(
+        &self,
+        key: &FutexKey,
+        word: &AtomicU32,
+        expected: u32,
+        deadline: Option<Instant>,
+    ) -> Result<WaitOutcome, WaitError> {
+        Process::wait_until(self, key, word, expected, deadline)
+    }
+    #[inline]
+    fn wake(&self, key: &FutexKey, n: usize) -> usize {
+        Process::wake(self, key, n)
+    }
+    fn requeue(
+        &self,
+        key1: &FutexKey,
+        key2: &FutexKey,
+        nr_wake: usize,
+        nr_requeue: usize,
+        cmp: Option<(&AtomicU32, u32)>,
+    ) -> Result<Requeued, WaitError> {
+        Process::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
+    }
+    fn bucket_of(&self, key: &FutexKey) -> BucketId {
+        self.route(key)
+    }
+    fn check_key(&self, key: &FutexKey) -> Result<(), TableError> {
+        self.global.check_key(key)
+    }
+    fn queued(&self) -> usize {
+        self.private_queued() + self.global.queued()
+    }
+    fn waiters(&self) -> u64 {
+        self.private_waiters() + self.global.waiters()
+    }
+}
+
+impl<H, L> Drop for Process<H, L> {
+    fn drop(&mut self) {
+        // Waiters of other processes may be queued on our private tables (see
+        // `GlobalTable::adopt`); hand the tables to the shared global table instead of
+        // freeing them. `get_mut`: `&mut self` already excludes every reference, so this
+        // takes no lock (and cannot wait on a read reference leaked with `mem::forget`).
+        let mut tables = std::mem::take(self.retired.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if let PrivHash::Table(t) = std::mem::replace(self.state.get_mut(), PrivHash::None) {
+            tables.push(t);
+        }
+        if !tables.is_empty() {
+            self.global.adopt(tables);
+        }
     }
 }
 

@@ -56,9 +56,8 @@ pub struct RefLock<T> {
 // SAFETY: `value` is read only under a read reference and written only by the single writer
 // (serialised by `writer`) after every read reference is gone (see the module docs), so
 // sharing the lock is as safe as sharing an `RwLock<T>`, which needs `T: Send + Sync`.
+// (`Send` is derived by the compiler: `UnsafeCell<T>` is `Send` when `T` is.)
 unsafe impl<T: Send + Sync> Sync for RefLock<T> {}
-// SAFETY: moving the lock moves the owned `T`.
-unsafe impl<T: Send> Send for RefLock<T> {}
 
 /// A read reference.
 #[derive(Debug)]
@@ -117,6 +116,14 @@ impl<T> RefLock<T> {
             lock: self,
             _serial: serial,
         }
+    }
+}
+
+impl<T> RefLock<T> {
+    /// The value, through exclusive access to the lock itself (no reference can be live;
+    /// a `ReadRef` that was leaked with `mem::forget` does not make this wait).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
     }
 }
 

@@ -74,76 +74,68 @@ const WAKER: usize = usize::MAX;
 
 /// Successor states of `s` (each enabled step of each thread).
 fn steps(s: &St, v: Variant) -> Vec<St> {
-    let mut out = Vec::new();
-    let n = s.pc.len();
-    for i in 0..n {
-        let mut t = s.clone();
-        let ok = match (v, s.pc[i]) {
-            // Correct / WakerReordered waiter: 0 inc, 1 lock, 2 read+decide, 3 done (queued or
-            // EAGAIN).
-            (Variant::WaiterReadsFirst, 0) => {
-                t.seen[i] = t.word;
-                t.pc[i] = 10;
-                true
-            }
-            (Variant::WaiterReadsFirst, 10) => {
-                t.count += 1;
-                t.pc[i] = 1;
-                true
-            }
-            (_, 0) => {
-                t.count += 1;
-                t.pc[i] = 1;
-                true
-            }
-            (_, 1) if s.lock.is_none() => {
-                t.lock = Some(i);
-                t.pc[i] = 2;
-                true
-            }
-            (_, 2) => {
-                let val = if v == Variant::WaiterReadsFirst {
-                    t.seen[i]
-                } else {
-                    t.word
-                };
-                if val == 0 {
-                    t.queued.push(i);
-                } else {
-                    t.count -= 1;
-                }
-                t.lock = None;
-                t.pc[i] = 3;
-                true
-            }
-            _ => false,
-        };
-        if ok {
-            out.push(t);
-        }
-    }
-    // Waker: 0 write word, 1 read count, 2 lock (if count > 0), 3 dequeue all + unlock, 4 done.
-    // WakerReordered: 0 read count, 1 write word, then as above.
+    let mut out: Vec<St> = (0..s.pc.len())
+        .filter_map(|i| waiter_step(s, i, v))
+        .collect();
+    out.extend(waker_step(s, v));
+    out
+}
+
+/// The next step of waiter `i`, if it can take one.
+/// Correct / WakerReordered waiter: 0 inc, 1 lock, 2 read+decide, 3 done (queued or EAGAIN);
+/// WaiterReadsFirst: 0 read, 10 inc, then 1, 2, 3 as the others.
+fn waiter_step(s: &St, i: usize, v: Variant) -> Option<St> {
     let mut t = s.clone();
-    let ok = match (v, s.waker_pc) {
+    match (v, s.pc[i]) {
+        (Variant::WaiterReadsFirst, 0) => {
+            t.seen[i] = t.word;
+            t.pc[i] = 10;
+        }
+        (Variant::WaiterReadsFirst, 10) | (_, 0) => {
+            t.count += 1;
+            t.pc[i] = 1;
+        }
+        (_, 1) if s.lock.is_none() => {
+            t.lock = Some(i);
+            t.pc[i] = 2;
+        }
+        (_, 2) => {
+            let val = if v == Variant::WaiterReadsFirst {
+                t.seen[i]
+            } else {
+                t.word
+            };
+            if val == 0 {
+                t.queued.push(i);
+            } else {
+                t.count -= 1;
+            }
+            t.lock = None;
+            t.pc[i] = 3;
+        }
+        _ => return None,
+    }
+    Some(t)
+}
+
+/// The waker's next step, if it can take one.
+/// Waker: 0 write word, 1 read count, 2 lock (if count > 0), 3 dequeue all + unlock, 4 done.
+/// WakerReordered: 0 read count, 1 write word, then as above.
+fn waker_step(s: &St, v: Variant) -> Option<St> {
+    let mut t = s.clone();
+    match (v, s.waker_pc) {
         (Variant::WakerReordered, 0) | (Variant::Correct | Variant::WaiterReadsFirst, 1) => {
             t.waker_count = t.count;
             t.waker_pc = s.waker_pc + 1;
-            true
         }
         (Variant::WakerReordered, 1) | (Variant::Correct | Variant::WaiterReadsFirst, 0) => {
             t.word = 1;
             t.waker_pc = s.waker_pc + 1;
-            true
         }
-        (_, 2) if t.waker_count == 0 => {
-            t.waker_pc = 4;
-            true
-        }
+        (_, 2) if t.waker_count == 0 => t.waker_pc = 4,
         (_, 2) if s.lock.is_none() => {
             t.lock = Some(WAKER);
             t.waker_pc = 3;
-            true
         }
         (_, 3) => {
             for w in std::mem::take(&mut t.queued) {
@@ -152,14 +144,10 @@ fn steps(s: &St, v: Variant) -> Vec<St> {
             }
             t.lock = None;
             t.waker_pc = 4;
-            true
         }
-        _ => false,
-    };
-    if ok {
-        out.push(t);
+        _ => return None,
     }
-    out
+    Some(t)
 }
 
 /// Explores every interleaving; returns the number of final states with a lost wake-up.
@@ -669,10 +657,19 @@ fn bad_geometry_and_nodes_are_typed_errors() {
     );
     let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Global);
     spec.nodes = 2;
-    assert!(matches!(
-        ModelTable::build(spec),
-        Err(TableError::Unsupported(_))
-    ));
+    assert_eq!(
+        ModelTable::build(spec).err(),
+        Some(TableError::NodesNeedNuma {
+            kind: TableKind::Global,
+            nodes: 2
+        })
+    );
+    let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Private);
+    spec.squash = true;
+    assert_eq!(
+        ModelTable::build(spec).err(),
+        Some(TableError::SquashNeedsGlobal)
+    );
     let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Private);
     spec.buckets = Some(1);
     assert_eq!(
@@ -703,19 +700,19 @@ fn routing_follows_futex_hash() {
     let anon = FutexKey::anon(mm, 0x7f00_0000_1010).unwrap();
     let inode = FutexKey::inode(1, 0, 0x10).unwrap();
     // No private table yet: everything global.
-    assert!(!p.route(&private).0);
+    assert!(!p.route(&private).is_private());
     p.set_slots(16).unwrap();
     assert_eq!(p.get_slots(), 16);
     let h = Builtin::by_name("jhash2-addr", HashKey::DEFAULT)
         .unwrap()
         .hash(&private);
-    assert_eq!(p.route(&private), (true, (h & 15) as usize));
-    assert!(!p.route(&other_mm).0);
-    assert!(!p.route(&anon).0);
-    assert!(!p.route(&inode).0);
-    assert!(!p.route(&private.with_node(0)).0); // explicit node: global
+    assert_eq!(p.route(&private), BucketId::Private((h & 15) as usize));
+    assert!(!p.route(&other_mm).is_private());
+    assert!(!p.route(&anon).is_private());
+    assert!(!p.route(&inode).is_private());
+    assert!(!p.route(&private.with_node(0)).is_private()); // explicit node: global
     let g = p.global().index_of(&anon);
-    assert_eq!(p.route(&anon), (false, g));
+    assert_eq!(p.route(&anon), BucketId::Global(g));
     // Usage counters count private lookups only.
     let w = AtomicU32::new(1);
     for _ in 0..5 {
@@ -1010,7 +1007,7 @@ fn model_spec_describe_and_parse() {
     assert_eq!(Layout::by_name("nope"), None);
     // Squash: every key of a node in that node's bucket 0.
     for i in 0..50 {
-        let (_, idx) = t.bucket_of(&pkey(i));
+        let idx = t.bucket_of(&pkey(i)).index();
         assert_eq!(idx % 512, 0);
     }
 }
@@ -1058,4 +1055,109 @@ fn first_private_table_takes_over_waiters_queued_on_the_global_table() {
         assert_eq!(p.wake(&k, 1), 1, "{install}: the wake found nobody");
         assert_eq!(h.join().unwrap(), Ok(WaitOutcome::Woken), "{install}");
     }
+}
+
+#[test]
+fn waiter_moved_into_another_process_private_table_outlives_that_process() {
+    // Process B's private table can receive process A's waiters (B's first table takes over
+    // the global waiters of the private keys B owns; B's requeue moves a waiter of any key).
+    // A's waiter blocks through A, which keeps only the shared global table alive, so B's
+    // tables must outlive B or the waiter's timeout path locks freed memory.
+    for how in ["first table", "requeue"] {
+        let a = Arc::new(process(SlotPolicy::Manual, 2));
+        let mm = a.mm().unwrap();
+        let b = Process::new(
+            mm,
+            a.global().clone(),
+            Builtin::by_name("jhash2-addr", HashKey::DEFAULT).unwrap(),
+            SlotPolicy::Manual,
+            Reduce::Mask,
+            2,
+        );
+        let private_of_b = FutexKey::private(mm, 0x7f00_0000_2000).unwrap();
+        let waited = if how == "first table" {
+            FutexKey::private(mm, 0x7f00_0000_1000).unwrap()
+        } else {
+            b.set_slots(16).unwrap();
+            FutexKey::inode(1, 0, 0x40).unwrap()
+        };
+        let word = Arc::new(AtomicU32::new(0));
+        let h = {
+            let (a, word) = (a.clone(), word.clone());
+            std::thread::spawn(move || a.wait(&waited, &word, 0, Some(Duration::from_millis(300))))
+        };
+        assert!(
+            wait_for(|| a.global().bucket(&waited).queued() == 1, LONG),
+            "{how}"
+        );
+        if how == "first table" {
+            b.set_slots(16).unwrap();
+        } else {
+            let r = b.requeue(&waited, &private_of_b, 0, 1, None).unwrap();
+            assert_eq!(r, Requeued { woken: 0, moved: 1 }, "{how}");
+        }
+        assert_eq!(a.global().bucket(&waited).queued(), 0, "{how}: not moved");
+        assert_eq!(b.private_waiters(), 1, "{how}: not in B's private table");
+        drop(b);
+        assert_eq!(a.global().adopted_tables(), 1, "{how}: B's table was freed");
+        assert_eq!(h.join().unwrap(), Ok(WaitOutcome::TimedOut), "{how}");
+    }
+}
+
+/// The `FutexTable` contract, driven through the trait only.
+fn futex_table_contract<T: FutexTable + ?Sized>(t: &T, name: &str) {
+    let (k1, k2) = (pkey(1), pkey(2));
+    let word = AtomicU32::new(0);
+    assert_eq!(
+        t.wait(&k1, &word, 1, None),
+        Err(WaitError::WouldBlock),
+        "{name}"
+    );
+    assert_eq!(t.wake(&k1, 1), 0, "{name}");
+    let short = Some(Duration::from_millis(1));
+    assert_eq!(
+        t.wait(&k1, &word, 0, short),
+        Ok(WaitOutcome::TimedOut),
+        "{name}"
+    );
+    assert_eq!(
+        (t.queued(), t.waiters()),
+        (0, 0),
+        "{name}: timeout left a waiter"
+    );
+    assert_eq!(
+        t.requeue(&k1, &k2, 1, 1, Some((&word, 5))),
+        Err(WaitError::WouldBlock),
+        "{name}: stale cmp"
+    );
+    assert!(t.check_key(&k1).is_ok(), "{name}");
+    std::thread::scope(|s| {
+        let h = s.spawn(|| t.wait(&k1, &word, 0, Some(LONG)));
+        assert!(wait_for(|| t.queued() == 1, LONG), "{name}: never queued");
+        assert_eq!(t.waiters(), 1, "{name}");
+        let moved = t.requeue(&k1, &k2, 0, 1, Some((&word, 0)));
+        assert_eq!(moved, Ok(Requeued { woken: 0, moved: 1 }), "{name}");
+        assert_eq!(t.wake(&k1, 1), 0, "{name}: waiter still on key 1");
+        assert_eq!(t.wake(&k2, 1), 1, "{name}: waiter not on key 2");
+        assert_eq!(h.join().unwrap(), Ok(WaitOutcome::Woken), "{name}");
+    });
+    assert_eq!((t.queued(), t.waiters()), (0, 0), "{name}");
+}
+
+#[test]
+fn every_table_meets_the_futex_table_contract() {
+    let global = GlobalTable::<_, Packed>::new(jhash2(), geom(64)).unwrap();
+    futex_table_contract(&global, "global");
+    assert_eq!(
+        FutexTable::bucket_of(&global, &pkey(1)),
+        BucketId::Global(global.index_of(&pkey(1)))
+    );
+    let p = process(SlotPolicy::Manual, 2);
+    p.set_slots(16).unwrap();
+    futex_table_contract(&p, "process");
+    assert!(FutexTable::bucket_of(&p, &pkey(1)).is_private());
+    let mut spec = ModelSpec::new(jhash2().shared(), TableKind::Private);
+    spec.buckets = Some(16);
+    let model: Arc<dyn FutexTable> = Arc::new(ModelTable::build(spec).unwrap());
+    futex_table_contract(&model, "Arc<dyn FutexTable> of a private model table");
 }

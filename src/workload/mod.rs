@@ -47,9 +47,10 @@ pub const DEFAULT_KEYS: usize = 1 << 18;
 /// 16 = 4112 bytes between successive per-thread arrays.
 pub const PERF_CHUNK: u64 = 4112;
 
-/// A key-set generator (see the module docs).
+/// A key-set generator (see the module docs). Named apart from `throughput::Workload` (what
+/// the throughput benchmark's threads do) so that no two public types share a name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Workload {
+pub enum KeyWorkload {
     /// `perf bench futex hash`.
     Perf,
     /// Many ASLR-randomised processes.
@@ -68,45 +69,94 @@ pub enum Workload {
     Trace(PathBuf),
 }
 
-/// Names accepted by [`Workload::from_str`], for messages.
+/// Names accepted by [`KeyWorkload::from_str`], for messages.
 pub const WORKLOAD_NAMES: &str = "perf, aslr, pages, stride:N, inode, sparse, random, trace:FILE";
 
 /// A bad workload name or an unusable trace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkloadError(pub String);
+#[derive(Debug)]
+pub enum WorkloadError {
+    /// Not one of [`WORKLOAD_NAMES`].
+    UnknownName(String),
+    /// `stride:N` with `N` not a number, not a positive multiple of 4, or above 2^30.
+    BadStride(String),
+    /// The trace file cannot be read.
+    TraceUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file starts with a capture header but is not a valid capture.
+    BadCapture {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: capture::FormatError,
+    },
+    /// The trace file has no futex call.
+    TraceWithoutFutexCalls(PathBuf),
+}
 
 impl fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            WorkloadError::UnknownName(s) => {
+                write!(f, "unknown workload '{s}'; valid: {WORKLOAD_NAMES}")
+            }
+            WorkloadError::BadStride(n) => write!(
+                f,
+                "stride '{n}' must be a positive multiple of 4 (futex words are 4-byte aligned), at most 2^30"
+            ),
+            // The io error is the source; it is named here too because the CLI prints one
+            // line (`Display` only) and the reason is what the user needs.
+            WorkloadError::TraceUnreadable { path, source } => {
+                write!(f, "cannot read trace '{}': {source}", path.display())
+            }
+            // Named in the message for the same reason as above.
+            WorkloadError::BadCapture { path, source } => {
+                write!(f, "trace '{}': {source}", path.display())
+            }
+            WorkloadError::TraceWithoutFutexCalls(path) => write!(
+                f,
+                "trace '{}' has no futex calls (capture with: futexhash capture -o FILE -- PROGRAM, or strace -f -e trace=futex -o FILE PROGRAM)",
+                path.display()
+            ),
+        }
     }
 }
-impl std::error::Error for WorkloadError {}
 
-impl FromStr for Workload {
+impl std::error::Error for WorkloadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WorkloadError::TraceUnreadable { source, .. } => Some(source),
+            WorkloadError::BadCapture { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl FromStr for KeyWorkload {
     type Err = WorkloadError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || WorkloadError(format!("unknown workload '{s}'; valid: {WORKLOAD_NAMES}"));
+        let bad = || WorkloadError::UnknownName(s.to_string());
         Ok(match s {
-            "perf" => Workload::Perf,
-            "aslr" => Workload::Aslr,
-            "pages" => Workload::Pages,
-            "inode" => Workload::Inode,
-            "sparse" => Workload::Sparse,
-            "random" => Workload::Random,
+            "perf" => KeyWorkload::Perf,
+            "aslr" => KeyWorkload::Aslr,
+            "pages" => KeyWorkload::Pages,
+            "inode" => KeyWorkload::Inode,
+            "sparse" => KeyWorkload::Sparse,
+            "random" => KeyWorkload::Random,
             _ => {
-                if let Some(n) = s.strip_prefix("stride:") {
-                    let n = crate::key::parse_number(n).ok_or_else(bad)?;
-                    if n == 0 || n % 4 != 0 || n > 1 << 30 {
-                        return Err(WorkloadError(format!(
-                            "stride '{n}' must be a positive multiple of 4 (futex words are 4-byte aligned), at most 2^30"
-                        )));
+                if let Some(text) = s.strip_prefix("stride:") {
+                    match crate::key::parse_number(text) {
+                        Some(n) if n != 0 && n % 4 == 0 && n <= 1 << 30 => KeyWorkload::Stride(n),
+                        _ => return Err(WorkloadError::BadStride(text.to_string())),
                     }
-                    Workload::Stride(n)
                 } else if let Some(f) = s.strip_prefix("trace:") {
                     if f.is_empty() {
                         return Err(bad());
                     }
-                    Workload::Trace(PathBuf::from(f))
+                    KeyWorkload::Trace(PathBuf::from(f))
                 } else {
                     return Err(bad());
                 }
@@ -115,17 +165,17 @@ impl FromStr for Workload {
     }
 }
 
-impl fmt::Display for Workload {
+impl fmt::Display for KeyWorkload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Workload::Perf => f.write_str("perf"),
-            Workload::Aslr => f.write_str("aslr"),
-            Workload::Pages => f.write_str("pages"),
-            Workload::Stride(n) => write!(f, "stride:{n}"),
-            Workload::Inode => f.write_str("inode"),
-            Workload::Sparse => f.write_str("sparse"),
-            Workload::Random => f.write_str("random"),
-            Workload::Trace(p) => write!(f, "trace:{}", p.display()),
+            KeyWorkload::Perf => f.write_str("perf"),
+            KeyWorkload::Aslr => f.write_str("aslr"),
+            KeyWorkload::Pages => f.write_str("pages"),
+            KeyWorkload::Stride(n) => write!(f, "stride:{n}"),
+            KeyWorkload::Inode => f.write_str("inode"),
+            KeyWorkload::Sparse => f.write_str("sparse"),
+            KeyWorkload::Random => f.write_str("random"),
+            KeyWorkload::Trace(p) => write!(f, "trace:{}", p.display()),
         }
     }
 }
@@ -175,12 +225,16 @@ impl Recording {
 /// else as strace output. An unreadable file, a bad capture header or a trace without any
 /// key is an error naming the file.
 pub fn read_trace(path: &std::path::Path) -> Result<Recording, WorkloadError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| WorkloadError(format!("cannot read trace '{}': {e}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|source| WorkloadError::TraceUnreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let text = String::from_utf8_lossy(&bytes);
     if capture::is_capture(&text) {
-        let cap = capture::parse_capture(&text)
-            .map_err(|e| WorkloadError(format!("trace '{}': {e}", path.display())))?;
+        let cap = capture::parse_capture(&text).map_err(|source| WorkloadError::BadCapture {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let (keyed, bad) = cap.keyed_ops();
         let mut index: std::collections::HashMap<FutexKey, u32> = Default::default();
         let mut keys = Vec::new();
@@ -206,10 +260,7 @@ pub fn read_trace(path: &std::path::Path) -> Result<Recording, WorkloadError> {
             }
         }
         if keys.is_empty() {
-            return Err(WorkloadError(format!(
-                "trace '{}' has no futex calls (capture with: futexhash capture -o FILE -- PROGRAM)",
-                path.display()
-            )));
+            return Err(WorkloadError::TraceWithoutFutexCalls(path.to_path_buf()));
         }
         let lost = cap
             .trailer
@@ -246,10 +297,7 @@ pub fn read_trace(path: &std::path::Path) -> Result<Recording, WorkloadError> {
     }
     let t = trace::keys_from_strace(&text);
     if t.keys.is_empty() {
-        return Err(WorkloadError(format!(
-            "trace '{}' has no futex calls (capture with: futexhash capture -o FILE -- PROGRAM, or strace -f -e trace=futex -o FILE PROGRAM)",
-            path.display()
-        )));
+        return Err(WorkloadError::TraceWithoutFutexCalls(path.to_path_buf()));
     }
     let mut note = format!(
         "trace '{}': {} futex calls ({} futex2), {} distinct keys, {} process(es), {} unparseable line(s)",
@@ -317,120 +365,60 @@ fn private(mm: u64, uaddr: u64) -> FutexKey {
     FutexKey::private(mm, uaddr & !3).expect("aligned by construction")
 }
 
-impl Workload {
+impl KeyWorkload {
     /// The number of keys generated when the user gives none (`None`: every key of the
     /// trace).
     pub fn default_keys(&self) -> Option<usize> {
         match self {
-            Workload::Perf => Some(PERF_THREADS * PERF_FUTEXES),
-            Workload::Trace(_) => None,
+            KeyWorkload::Perf => Some(PERF_THREADS * PERF_FUTEXES),
+            KeyWorkload::Trace(_) => None,
             _ => Some(DEFAULT_KEYS),
         }
     }
 
-    /// Generates the key set: `n` distinct keys (default [`Workload::default_keys`]) from
+    /// Generates the key set: `n` distinct keys (default [`KeyWorkload::default_keys`]) from
     /// `seed`. A trace yields at most its own keys; an unreadable trace or one without any
     /// futex call is an error.
     pub fn generate(&self, n: Option<usize>, seed: u64) -> Result<KeySet, WorkloadError> {
-        if let Workload::Trace(path) = self {
-            return Self::from_trace(path, n);
-        }
-        let n = n.or(self.default_keys()).unwrap_or(DEFAULT_KEYS);
-        // Mix the workload into the seed so different workloads do not share bases.
-        let mut r = SplitMix64::new(seed ^ 0x243f_6a88_85a3_08d3);
-        let mut d = Distinct::new(n);
-        match self {
-            Workload::Perf => {
-                let mm = random_mm(&mut r);
-                let heap = random_pie(&mut r) + 0x2_0000 + (r.below(1 << 13) << 12);
-                // Arrays are calloc'ed in thread order; the user pointer is 16 bytes into
-                // each chunk. Threads beyond 240 keep going if more keys are asked for.
-                let mut t = 0u64;
-                while !d.full() {
-                    let array = heap + 0x10 + t * PERF_CHUNK;
-                    for f in 0..PERF_FUTEXES as u64 {
-                        d.push(private(mm, array + 4 * f));
-                    }
-                    t += 1;
-                }
+        let keys = match self {
+            KeyWorkload::Trace(path) => return Self::from_trace(path, n),
+            KeyWorkload::Perf => self.synthetic(n, seed, perf_keys),
+            KeyWorkload::Aslr => self.synthetic(n, seed, aslr_keys),
+            KeyWorkload::Pages => self.synthetic(n, seed, page_keys),
+            KeyWorkload::Stride(stride) => {
+                self.synthetic(n, seed, |r, d| stride_keys(*stride, r, d))
             }
-            Workload::Aslr => {
-                // Offsets of futex words in libc's data (same libc in every process).
-                const LIBC_LOCKS: [u64; 3] = [0x21_b7a0, 0x21_c3e8, 0x21_d060];
-                while !d.full() {
-                    let mm = random_mm(&mut r);
-                    let heap = random_pie(&mut r) + 0x4_0000 + (r.below(1 << 13) << 12);
-                    let mmap_base = random_mmap_base(&mut r);
-                    let libc = mmap_base - 0x22_0000;
-                    for l in LIBC_LOCKS.iter().take(1 + r.below(3) as usize) {
-                        d.push(private(mm, libc + l));
-                    }
-                    // Mutexes and condvars in malloc'ed objects (16-byte aligned).
-                    for _ in 0..1 + r.below(8) {
-                        d.push(private(mm, heap + (r.below(1 << 16) << 4)));
-                    }
-                    // Thread stacks of 8 MiB + guard page below libc; the joinable thread's
-                    // tid futex lives in `struct pthread` at a fixed in-page offset.
-                    for th in 0..r.below(5) {
-                        let top = libc - (th + 1) * 0x80_1000;
-                        d.push(private(mm, top - 0x1000 + 0x990));
-                    }
-                }
-            }
-            Workload::Pages => {
-                let mm = random_mm(&mut r);
-                let base = random_mmap_base(&mut r) - (1 << 32);
-                let mut i = 0u64;
-                while !d.full() {
-                    d.push(private(mm, base + i * 4096));
-                    i += 1;
-                }
-            }
-            Workload::Stride(s) => {
-                let mm = random_mm(&mut r);
-                let base = random_pie(&mut r) + 0x2_0000 + (r.below(1 << 16) << 6);
-                let mut i = 0u64;
-                while !d.full() {
-                    d.push(private(mm, base.wrapping_add(i.wrapping_mul(*s))));
-                    i += 1;
-                    if i == u64::MAX {
-                        break;
-                    }
-                }
-            }
-            Workload::Inode => {
-                // Files created one after another get nearby i_seq values; each mapped file
-                // holds 16 pages with 8 cache-line-spaced futex words per page.
-                let mut i_seq = 1 + r.below(10_000);
-                while !d.full() {
-                    for pgoff in 0..16 {
-                        for j in 0..8 {
-                            d.push(FutexKey::inode(i_seq, pgoff, 64 * j).expect("valid"));
-                        }
-                    }
-                    i_seq += 1 + r.below(4);
-                }
-            }
-            Workload::Sparse => {
-                let mm = random_mm(&mut r);
-                let uaddr = random_mmap_base(&mut r) + (r.below(1 << 10) << 2);
-                let base = private(mm, uaddr);
-                sparse_keys(base, &mut d);
-            }
-            Workload::Random => {
-                while !d.full() {
-                    let mm = r.next_u64();
-                    let uaddr = r.next_u64() & !3;
-                    d.push(private(mm, uaddr));
-                }
-            }
-            Workload::Trace(_) => unreachable!("handled above"),
-        }
+            KeyWorkload::Inode => self.synthetic(n, seed, inode_keys),
+            KeyWorkload::Sparse => self.synthetic(n, seed, |r, d| {
+                let mm = random_mm(r);
+                let uaddr = random_mmap_base(r) + (r.below(1 << 10) << 2);
+                sparse_keys(private(mm, uaddr), d);
+            }),
+            KeyWorkload::Random => self.synthetic(n, seed, random_keys),
+        };
         Ok(KeySet {
-            keys: d.keys,
+            keys,
             note: None,
             weights: None,
         })
+    }
+
+    /// `n` distinct keys (default [`KeyWorkload::default_keys`]) that `fill` draws from a
+    /// generator seeded by `seed`.
+    fn synthetic(
+        &self,
+        n: Option<usize>,
+        seed: u64,
+        fill: impl FnOnce(&mut SplitMix64, &mut Distinct),
+    ) -> Vec<FutexKey> {
+        let n = n.or(self.default_keys()).unwrap_or(DEFAULT_KEYS);
+        // A fixed constant (π's fraction bits) is XORed into the seed. It does not depend on
+        // the workload (two workloads with one seed draw from the same stream, and use it
+        // differently); it is kept so that earlier key sets stay reproducible.
+        let mut r = SplitMix64::new(seed ^ 0x243f_6a88_85a3_08d3);
+        let mut d = Distinct::new(n);
+        fill(&mut r, &mut d);
+        d.keys
     }
 
     fn from_trace(path: &std::path::Path, n: Option<usize>) -> Result<KeySet, WorkloadError> {
@@ -452,6 +440,93 @@ impl Workload {
             note: Some(note),
             weights: Some(weights),
         })
+    }
+}
+
+/// `perf bench futex hash`: one process; each thread `calloc`s `PERF_FUTEXES` words, the
+/// arrays one malloc chunk apart in thread order, the user pointer 16 bytes into each chunk.
+/// Threads beyond 240 keep going if more keys are asked for.
+fn perf_keys(r: &mut SplitMix64, d: &mut Distinct) {
+    let mm = random_mm(r);
+    let heap = random_pie(r) + 0x2_0000 + (r.below(1 << 13) << 12);
+    let mut t = 0u64;
+    while !d.full() {
+        let array = heap + 0x10 + t * PERF_CHUNK;
+        for f in 0..PERF_FUTEXES as u64 {
+            d.push(private(mm, array + 4 * f));
+        }
+        t += 1;
+    }
+}
+
+/// Many ASLR-randomised processes with a few futexes each: libc's locks, heap objects and
+/// the tid futexes of thread stacks.
+fn aslr_keys(r: &mut SplitMix64, d: &mut Distinct) {
+    // Offsets of futex words in libc's data (same libc in every process).
+    const LIBC_LOCKS: [u64; 3] = [0x21_b7a0, 0x21_c3e8, 0x21_d060];
+    while !d.full() {
+        let mm = random_mm(r);
+        let heap = random_pie(r) + 0x4_0000 + (r.below(1 << 13) << 12);
+        let mmap_base = random_mmap_base(r);
+        let libc = mmap_base - 0x22_0000;
+        for l in LIBC_LOCKS.iter().take(1 + r.below(3) as usize) {
+            d.push(private(mm, libc + l));
+        }
+        // Mutexes and condvars in malloc'ed objects (16-byte aligned).
+        for _ in 0..1 + r.below(8) {
+            d.push(private(mm, heap + (r.below(1 << 16) << 4)));
+        }
+        // Thread stacks of 8 MiB + guard page below libc; the joinable thread's tid futex
+        // lives in `struct pthread` at a fixed in-page offset.
+        for th in 0..r.below(5) {
+            let top = libc - (th + 1) * 0x80_1000;
+            d.push(private(mm, top - 0x1000 + 0x990));
+        }
+    }
+}
+
+/// One futex at the start of each of consecutive pages.
+fn page_keys(r: &mut SplitMix64, d: &mut Distinct) {
+    let mm = random_mm(r);
+    let base = random_mmap_base(r) - (1 << 32);
+    let mut i = 0u64;
+    while !d.full() {
+        d.push(private(mm, base + i * 4096));
+        i += 1;
+    }
+}
+
+/// An array of `stride`-byte structs, one lock each.
+fn stride_keys(stride: u64, r: &mut SplitMix64, d: &mut Distinct) {
+    let mm = random_mm(r);
+    let base = random_pie(r) + 0x2_0000 + (r.below(1 << 16) << 6);
+    let mut i = 0u64;
+    while !d.full() && i < u64::MAX {
+        d.push(private(mm, base.wrapping_add(i.wrapping_mul(stride))));
+        i += 1;
+    }
+}
+
+/// Shared file-backed futexes: files created one after another get nearby `i_seq` values;
+/// each mapped file holds 16 pages with 8 cache-line-spaced futex words per page.
+fn inode_keys(r: &mut SplitMix64, d: &mut Distinct) {
+    let mut i_seq = 1 + r.below(10_000);
+    while !d.full() {
+        for pgoff in 0..16 {
+            for j in 0..8 {
+                d.push(FutexKey::inode(i_seq, pgoff, 64 * j).expect("valid"));
+            }
+        }
+        i_seq += 1 + r.below(4);
+    }
+}
+
+/// Uniformly random private keys (random `mm`, random aligned address).
+fn random_keys(r: &mut SplitMix64, d: &mut Distinct) {
+    while !d.full() {
+        let mm = r.next_u64();
+        let uaddr = r.next_u64() & !3;
+        d.push(private(mm, uaddr));
     }
 }
 
@@ -519,10 +594,19 @@ mod tests {
             "random",
             "trace:x",
         ] {
-            assert_eq!(s.parse::<Workload>().unwrap().to_string(), s);
+            assert_eq!(s.parse::<KeyWorkload>().unwrap().to_string(), s);
         }
-        for s in ["nope", "stride:3", "stride:0", "stride:x", "trace:"] {
-            assert!(s.parse::<Workload>().is_err(), "{s}");
+        for (s, bad) in [("nope", "nope"), ("trace:", "trace:")] {
+            assert!(
+                matches!(s.parse::<KeyWorkload>(), Err(WorkloadError::UnknownName(n)) if n == bad),
+                "{s}"
+            );
+        }
+        for (s, bad) in [("stride:3", "3"), ("stride:0", "0"), ("stride:x", "x")] {
+            assert!(
+                matches!(s.parse::<KeyWorkload>(), Err(WorkloadError::BadStride(n)) if n == bad),
+                "{s}"
+            );
         }
     }
 
@@ -537,7 +621,7 @@ mod tests {
             "sparse",
             "random",
         ] {
-            let w: Workload = w.parse().unwrap();
+            let w: KeyWorkload = w.parse().unwrap();
             let a = w.generate(Some(5000), 3).unwrap().keys;
             let b = w.generate(Some(5000), 3).unwrap().keys;
             assert_eq!(a.len(), 5000, "{w}");
@@ -552,7 +636,7 @@ mod tests {
 
     #[test]
     fn perf_layout_matches_perf_bench() {
-        let k = Workload::Perf.generate(None, 1).unwrap().keys;
+        let k = KeyWorkload::Perf.generate(None, 1).unwrap().keys;
         assert_eq!(k.len(), PERF_THREADS * PERF_FUTEXES);
         assert!(k.iter().all(|x| x.w0() == k[0].w0()));
         // Word 1024 (thread 1's first) is one malloc chunk after thread 0's first.
@@ -562,10 +646,10 @@ mod tests {
 
     #[test]
     fn pages_are_page_starts_and_sparse_is_close_to_base() {
-        let k = Workload::Pages.generate(Some(100), 1).unwrap().keys;
+        let k = KeyWorkload::Pages.generate(Some(100), 1).unwrap().keys;
         assert!(k.iter().all(|k| k.offset() == 0));
         assert!(k.windows(2).all(|w| w[1].w1() - w[0].w1() == 4096));
-        let s = Workload::Sparse
+        let s = KeyWorkload::Sparse
             .generate(Some(1 + 126 + 10), 1)
             .unwrap()
             .keys;
@@ -585,16 +669,24 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("empty.strace");
         std::fs::write(&p, "1 +++ exited with 0 +++\n").unwrap();
-        assert!(Workload::Trace(p.clone()).generate(None, 0).is_err());
+        assert!(matches!(
+            KeyWorkload::Trace(p.clone()).generate(None, 0),
+            Err(WorkloadError::TraceWithoutFutexCalls(f)) if f == p
+        ));
         std::fs::write(&p, "junk\n1 futex(0x1000, FUTEX_WAKE_PRIVATE, 1) = 0\n").unwrap();
-        let ks = Workload::Trace(p.clone()).generate(None, 0).unwrap();
+        let ks = KeyWorkload::Trace(p.clone()).generate(None, 0).unwrap();
         assert_eq!(ks.keys.len(), 1);
-        assert!(ks.note.unwrap().contains("1 unparseable"));
-        assert!(
-            Workload::Trace(dir.join("missing"))
-                .generate(None, 0)
-                .is_err()
-        );
+        let note = ks.note.unwrap();
+        assert!(note.contains("1 unparseable"), "{note}");
+        assert!(note.contains("first at line 1"), "{note}");
+        let missing = KeyWorkload::Trace(dir.join("missing")).generate(None, 0);
+        match missing {
+            Err(e @ WorkloadError::TraceUnreadable { .. }) => {
+                let io = std::error::Error::source(&e).expect("the io error is the source");
+                assert!(e.to_string().ends_with(&io.to_string()), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
