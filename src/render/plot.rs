@@ -513,8 +513,10 @@ fn draw_legend<DB: DrawingBackend>(
     for (i, line) in lines.iter().enumerate() {
         let c = series_colour(i);
         let y = row(k);
-        area.draw(&PathElement::new(vec![(8, y), (34, y)], c.stroke_width(2)))
-            .map_err(to_io)?;
+        if !line.markers_only {
+            area.draw(&PathElement::new(vec![(8, y), (34, y)], c.stroke_width(2)))
+                .map_err(to_io)?;
+        }
         match i % 3 {
             0 => area.draw(&Circle::new((21, y), 3, c.filled())),
             1 => area.draw(&TriangleMarker::new((21, y), 4, c.filled())),

@@ -692,7 +692,7 @@ pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> Stri
         if delta <= noise {
             let _ = write!(
                 s,
-                ". The seed's finding that they are equal in throughput is reproduced: on this machine's measured {} ns futex operation the largest hash-cost difference ({worst}) changes throughput by {}, inside the ±{} run-to-run range",
+                ". The seed's finding that they are equal in throughput is predicted to hold here: on this machine's measured {} ns futex operation the largest hash-cost difference ({worst}) would change throughput by {}, inside the ±{} run-to-run range",
                 fmt_grouped(k.median, 0),
                 pct(delta),
                 pct(noise)
@@ -700,7 +700,7 @@ pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> Stri
         } else {
             let _ = write!(
                 s,
-                ". The seed's finding that they are equal in throughput does not hold here: on this machine's measured {} ns futex operation {worst}'s cost changes throughput by {}, beyond the ±{} run-to-run range",
+                ". The seed's finding that they are equal in throughput is predicted not to hold here: on this machine's measured {} ns futex operation {worst}'s cost would change throughput by {}, beyond the ±{} run-to-run range",
                 fmt_grouped(k.median, 0),
                 pct(delta),
                 pct(noise)
@@ -1564,12 +1564,12 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("failed: fast_bad (perf@16384:max-load)"), "{s}");
-        assert!(s.contains("is reproduced"), "{s}");
-        assert!(s.contains("(slow) changes throughput by 3.0 %"), "{s}");
+        assert!(s.contains("is predicted to hold"), "{s}");
+        assert!(s.contains("(slow) would change throughput by 3.0 %"), "{s}");
         // A 3 % effect against a ±1 % kernel range is a refutation.
         let tight = Spread::of(&[396.0, 400.0, 404.0]).unwrap();
         let s = which_hash_sentence(&v, Some(tight));
-        assert!(s.contains("does not hold here"), "{s}");
+        assert!(s.contains("predicted not to hold here"), "{s}");
         let all_bad = vec![verdict("a", 1.0, &["x"], 1.0)];
         assert!(which_hash_sentence(&all_bad, None).starts_with("Every hasher fails"));
     }

@@ -34,6 +34,29 @@ fn sibling(target: &Path, tag: &str) -> io::Result<PathBuf> {
     )))
 }
 
+/// Removes `.NAME.tmpPID` / `.NAME.oldPID` directories beside `target` left by runs that
+/// were killed (their process no longer exists), so interrupts do not pile them up.
+fn remove_stale(parent: &Path, target: &Path) {
+    let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = [".tmp", ".old"].iter().find_map(|tag| {
+            file.strip_prefix(&format!(".{name}{tag}"))
+                .and_then(|p| p.parse::<u32>().ok())
+        });
+        if let Some(pid) = pid {
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
 impl StagedDir {
     /// Creates the target's parent directories and the temporary directory beside it;
     /// fails (with the OS's reason) when the target cannot be written.
@@ -47,6 +70,7 @@ impl StagedDir {
         let staging = sibling(target, "tmp")?;
         if let Some(parent) = staging.parent() {
             std::fs::create_dir_all(parent)?;
+            remove_stale(parent, target);
         }
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir(&staging)?;
@@ -135,6 +159,15 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out")]);
         assert!(StagedDir::create(Path::new("/proc/fh-no/out")).is_err());
+        // A killed run's directory (its pid no longer exists; pids stop at 2^22) is
+        // removed by the next run; a live one's is not.
+        let dead = base.join(".out.tmp999999999");
+        let live = base.join(format!(".out.tmp{}", std::process::id()));
+        std::fs::create_dir_all(dead.join("x")).unwrap();
+        let s = StagedDir::create(&target).unwrap();
+        assert!(!dead.exists(), "stale staging directory kept");
+        assert_eq!(s.path(), live.as_path());
+        drop(s);
         std::fs::remove_dir_all(&base).unwrap();
     }
 }
