@@ -55,11 +55,14 @@ fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
             "--profile '{arg}': no such file, and no data/machines/{arg}.toml"
         ))
     })?;
-    let profile =
+    let mut profile =
         MachineProfile::load(p).map_err(|e| CliError::Usage(format!("--profile '{arg}': {e}")))?;
     profile
         .validate()
         .map_err(|e| CliError::Usage(format!("--profile '{arg}': {e}")))?;
+    // The report names a profile by what precedes the first ':' or ',' of its name: lead
+    // with the name the user typed.
+    profile.name = format!("profile {arg}: {}", profile.name);
     Ok(profile)
 }
 
