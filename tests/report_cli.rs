@@ -1,23 +1,65 @@
-//! `futexhash report --quick`, the README's main job, end to end on this machine.
+//! `futexhash report --quick`, the README's main job, end to end on this machine: the
+//! answers come first, every plot it refers to exists, `report.json` carries the machine
+//! and every section, a C hasher given with `--algo` reaches every section, bad input is
+//! refused before any work and an interrupted run leaves no half-written report.
 
 mod common;
 use common::futexhash;
+use std::process::Command;
+
+fn tmp(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("fh-report-{tag}-{}", std::process::id()))
+}
 
 #[test]
-fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
-    let dir = std::env::temp_dir().join(format!("fh-report-{}", std::process::id()));
-    let o = futexhash(&["report", "--quick", "--out", dir.to_str().unwrap()]);
+fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
+    let dir = tmp("full");
+    let o = futexhash(&[
+        "report",
+        "--quick",
+        "--algo",
+        "mine=c:examples/hashers/jhash2.c",
+        "--profile",
+        "this-vm",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    for heading in [
+    let headings = [
+        "## Answers",
+        "### Private hash: a sane default and upper limit",
+        "### Global or private hash: throughput and latency",
+        "### Which hash: cost × distribution × attack resistance",
+        "### Alignment and table size (2013)",
+        "### NUMA split (2023): per-node tables",
         "## Machine",
         "## Hash cost",
         "## Distribution quality",
         "## Throughput on this machine: model table and real kernel",
         "## Prediction: the seed thread's 256-CPU box",
-    ] {
-        assert!(md.contains(heading), "missing {heading}");
+    ];
+    let mut last = 0;
+    for h in headings {
+        let at = md.find(h).unwrap_or_else(|| panic!("missing {h}"));
+        assert!(at >= last, "{h} out of order");
+        last = at;
     }
+    // Each answer has its sentence, a command and a caveat.
+    assert_eq!(md.matches("**Answer.**").count(), 5);
+    assert_eq!(md.matches("**Reproduce:**").count(), 5);
+    assert_eq!(md.matches("**Caveat.**").count(), 5);
+    // Tables paste into a mail: no line of a code block is wider than 100 columns.
+    let mut in_code = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if in_code {
+            assert!(line.chars().count() <= 100, "too wide: {line}");
+        }
+    }
+    // No `.1` decimals on ops/sec in the tables (integers, grouped).
+    assert!(!md.contains(",000.0 "), "ops/sec with a decimal");
     let mut plots = 0;
     for line in md.lines().filter(|l| l.starts_with("![")) {
         let file = line.rsplit_once('(').unwrap().1.trim_end_matches(')');
@@ -25,7 +67,56 @@ fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
         assert!(svg.contains("<svg"), "{file} is not an SVG");
         plots += 1;
     }
-    assert!(plots >= 6, "{plots} plots");
+    assert!(plots >= 9, "{plots} plots");
+    // The user's profile is answered next to the seed's box.
+    assert!(md.contains("answer-slots-1.svg"), "no curve for --profile");
+    // The C hasher flows through hash cost, distribution, which-hash and the simulation.
+    for section in [
+        "## Hash cost",
+        "## Distribution quality",
+        "### Which hash",
+        "## Prediction",
+    ] {
+        let body = &md[md.find(section).unwrap()..];
+        let end = body[3..].find("\n## ").map_or(body.len(), |e| e + 3);
+        assert!(
+            body[..end].contains("mine"),
+            "the C hasher is missing from {section}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    for field in [
+        "cpu_model",
+        "cores",
+        "threads",
+        "kernel",
+        "futexhash",
+        "date",
+    ] {
+        assert!(json["machine"].get(field).is_some(), "machine.{field}");
+    }
+    for key in [
+        "answers",
+        "machine",
+        "hash_cost",
+        "distribution",
+        "throughput",
+        "simulation",
+    ] {
+        assert!(json["sections"].get(key).is_some(), "sections.{key}");
+    }
+    let cost = &json["sections"]["hash_cost"]["hashers"];
+    let mine = cost
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["name"] == "mine")
+        .expect("mine in hash_cost");
+    assert!(
+        mine["ns"]["median"].as_f64().unwrap() > 0.0,
+        "a C hasher is never free"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -33,18 +124,38 @@ fn quick_report_writes_markdown_and_every_plot_it_refers_to() {
 fn unwritable_output_directory_is_exit_2() {
     let o = futexhash(&["report", "--quick", "--out", "/proc/futexhash-nope"]);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr)
-            .trim_end()
-            .lines()
-            .count(),
-        1
-    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("/proc/futexhash-nope"), "{err}");
+}
+
+#[test]
+fn bad_algo_profile_and_repeat_are_exit_2_before_any_work() {
+    let out = tmp("bad");
+    for args in [
+        vec!["--algo", "nosuchhash"],
+        vec!["--algo", "c:/nonexistent/h.c"],
+        vec!["--profile", "no-such-profile"],
+        vec!["--repeat", "0"],
+    ] {
+        let mut all = vec!["report", "--quick", "--out", out.to_str().unwrap()];
+        all.extend(args.iter().copied());
+        let t = std::time::Instant::now();
+        let o = futexhash(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            t.elapsed().as_secs() < 10,
+            "{args:?} did work before refusing"
+        );
+        assert!(!out.exists(), "{args:?} wrote something");
+    }
 }
 
 #[test]
 fn bad_published_data_is_exit_2_and_writes_nothing() {
-    let base = std::env::temp_dir().join(format!("fh-report-bad-{}", std::process::id()));
+    let base = tmp("data");
     let data = base.join("data");
     std::fs::create_dir_all(&data).unwrap();
     for f in [
@@ -65,5 +176,30 @@ fn bad_published_data_is_exit_2_and_writes_nothing() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists(), "nothing may be written on bad input");
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+#[test]
+fn an_interrupted_report_leaves_no_plots_without_report_md() {
+    let base = tmp("int");
+    std::fs::create_dir_all(&base).unwrap();
+    let out = base.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["report", "--quick", "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .spawn()
+        .unwrap();
+    // Past the calibration, inside the sections that write plots.
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    // SIGKILL, the harshest interrupt (no handler, no cleanup can run; SIGINT may be
+    // ignored when the tests run in a background job).
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    if status.success() {
+        // The machine was fast enough to finish: then the report is whole.
+        assert!(out.join("report.md").exists());
+    } else {
+        assert!(!out.exists(), "an interrupted run left {}", out.display());
+    }
     std::fs::remove_dir_all(&base).unwrap();
 }

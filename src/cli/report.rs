@@ -1,26 +1,70 @@
-//! `futexhash report [--quick] [--out DIR]`: the main job a new user runs. The sections
-//! live in [`crate::report::evaluation`]; this file only orders them and shows progress.
+//! `futexhash report [--quick] [--out DIR] [--algo LIST] [--profile P] [--repeat N]`: the
+//! main job a new user runs. The sections live in [`crate::report`]; this file checks the
+//! arguments and the output directory before any work, shows progress on a TTY, and
+//! writes the directory whole ([`StagedDir`]).
 
 use super::CliError;
-use crate::report::evaluation::{self, Depth, Section};
+use crate::hashers::HashKey;
+use crate::report::context::{Context, Depth, PUBLISHED_TABLES};
+use crate::report::evaluation;
+use crate::report::staging::StagedDir;
+use crate::sim::profile::MachineProfile;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct ReportArgs {
-    /// About two minutes on a 2-CPU machine: shorter runs, fewer configurations.
+    /// Shorter runs and fewer configurations (the report's first line says how long the
+    /// run took; 25–35 s measured on a 2-vCPU KVM guest busy with other builds).
     #[arg(long)]
     quick: bool,
-    /// Directory for report.md and its SVG plots (created if missing).
+    /// Directory for report.md, report.json and the SVG plots (created if missing; an
+    /// existing report there is replaced whole when the new one is complete).
     #[arg(long, value_name = "DIR", default_value = "report-out")]
     out: PathBuf,
-    /// Directory of the published seed tables used by the simulation section.
+    /// Directory of the published seed tables used by the simulation.
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
+    /// Hashers to add to every section, besides the seed's eight: built-in names, `all`,
+    /// `so:PATH[:SYMBOL]`, `c:FILE.c[:SYMBOL]`, with an optional `LABEL=` prefix.
+    #[arg(long, value_name = "LIST")]
+    algo: Option<String>,
+    /// Your machine profile (a TOML file, or a name in data/machines/), answered next to
+    /// the seed's 256-CPU box.
+    #[arg(long, value_name = "PROFILE")]
+    profile: Option<String>,
+    /// Runs of every measured figure (medians and ranges; the answers use at least 3).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=50))]
+    repeat: u32,
 }
 
-type SectionFn<'a> = Box<dyn Fn() -> Result<Section, String> + 'a>;
+/// A profile argument: an existing file, else `data/machines/NAME.toml` under the current
+/// directory or the source tree.
+fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
+    let candidates = [
+        PathBuf::from(arg),
+        PathBuf::from("data/machines").join(format!("{arg}.toml")),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/machines")
+            .join(format!("{arg}.toml")),
+    ];
+    let p = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--profile '{arg}': no such file, and no data/machines/{arg}.toml"
+        ))
+    })?;
+    let mut profile =
+        MachineProfile::load(p).map_err(|e| CliError::Usage(format!("--profile '{arg}': {e}")))?;
+    profile
+        .validate()
+        .map_err(|e| CliError::Usage(format!("--profile '{arg}': {e}")))?;
+    // The report names a profile by what precedes the first ':' or ',' of its name: lead
+    // with the name the user typed.
+    profile.name = format!("profile {arg}: {}", profile.name);
+    Ok(profile)
+}
 
 pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
     let data = match a.data.clone() {
@@ -28,12 +72,8 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
         None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     super::args::check_output_dir(&a.out, "report directory")?;
-    // Read every published table before anything is written, so bad input leaves nothing.
-    for table in [
-        "buckets-240threads-256cpu.csv",
-        "algos-240threads-256cpu.csv",
-        "buckets-110threads-node1-256cpu.csv",
-    ] {
+    // Every input is read before anything is written, so bad input leaves nothing.
+    for table in PUBLISHED_TABLES {
         crate::sim::validate::read_published(&data.join(table)).map_err(|e| {
             CliError::Usage(format!(
                 "published tables in '{}' (--data): {e}",
@@ -41,69 +81,81 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
             ))
         })?;
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| {
+    let extra = match &a.algo {
+        Some(list) => super::args::algo_list(list, HashKey::DEFAULT)?,
+        None => Vec::new(),
+    };
+    let profile = a.profile.as_deref().map(resolve_profile).transpose()?;
+    let staged = StagedDir::create(&a.out).map_err(|e| {
         CliError::Usage(format!(
-            "cannot create output directory '{}': {e}",
+            "--out '{}' cannot be written: {e}",
             a.out.display()
         ))
     })?;
-    let probe = a.out.join(".futexhash-write-test");
-    std::fs::write(&probe, b"").map_err(|e| {
-        CliError::Usage(format!(
-            "output directory '{}' is not writable: {e}",
-            a.out.display()
-        ))
-    })?;
-    let _ = std::fs::remove_file(&probe);
     let depth = if a.quick { Depth::Quick } else { Depth::Full };
-    let dir = a.out.clone();
-    let steps: Vec<(&str, SectionFn)> = vec![
-        ("machine", Box::new(|| Ok(evaluation::machine_section()))),
-        (
-            "hash cost",
-            Box::new(|| evaluation::hash_cost_section(depth)),
-        ),
-        (
-            "distribution",
-            Box::new(|| evaluation::distribution_section(&dir, depth)),
-        ),
-        (
-            "throughput: model and kernel",
-            Box::new(|| evaluation::throughput_section(&dir, depth)),
-        ),
-        (
-            "simulation",
-            Box::new(|| evaluation::simulation_section(&dir, depth, &data)),
-        ),
-    ];
     let bar = if std::io::stderr().is_terminal() {
-        let pb = indicatif::ProgressBar::new(steps.len() as u64);
+        let pb = indicatif::ProgressBar::new_spinner();
         pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "report {bar:30} {pos}/{len} {msg} ({elapsed})",
-            )
-            .expect("static template"),
+            indicatif::ProgressStyle::with_template("report {spinner} {msg} ({elapsed})")
+                .expect("static template"),
         );
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
         pb
     } else {
         indicatif::ProgressBar::hidden()
     };
     let start = Instant::now();
-    let mut sections = Vec::new();
-    for (name, step) in &steps {
-        bar.set_message(name.to_string());
-        sections.push(step().map_err(CliError::Runtime)?);
-        bar.inc(1);
-    }
+    bar.set_message("hash cost and simulator calibration");
+    let ctx = Context::build(depth, a.repeat as usize, extra, profile, &data)
+        .map_err(CliError::Runtime)?;
+    let report = evaluation::run(&ctx, staged.path(), &mut |name| {
+        bar.set_message(name.to_string())
+    })
+    .map_err(CliError::Runtime)?;
     bar.finish_and_clear();
-    let note = format!(
-        "Generated by `futexhash report{}` in {:.0} s. Tables are in the seed thread's \
-         format; every number was produced by this run except the published seed tables \
-         the simulator is checked against.",
+    let command = format!(
+        "futexhash report{}{}{}{}",
         if a.quick { " --quick" } else { "" },
-        start.elapsed().as_secs_f64()
+        a.algo
+            .as_deref()
+            .map_or(String::new(), |l| format!(" --algo {l}")),
+        a.profile
+            .as_deref()
+            .map_or(String::new(), |p| format!(" --profile {p}")),
+        if a.repeat > 1 {
+            format!(" --repeat {}", a.repeat)
+        } else {
+            String::new()
+        }
     );
-    let path = evaluation::write_report(&a.out, &note, &sections).map_err(CliError::Runtime)?;
-    println!("wrote {}", path.display());
+    let secs = start.elapsed().as_secs_f64();
+    let note = format!(
+        "Generated by `{command}` in {secs:.0} s on {} ({}). Every number was produced by \
+         this run except the published seed tables and loop counts the answers compare with, \
+         which are named where they appear. `report.json` holds every figure.",
+        ctx.machine.one_line(),
+        ctx.machine.date
+    );
+    let md = report.markdown(&note);
+    let config = serde_json::json!({
+        "command": command, "quick": a.quick, "repeat": a.repeat, "seconds": secs,
+        "hashers": ctx.hashers.iter().map(|h| h.name().to_string()).collect::<Vec<_>>(),
+        "extra_hashers": ctx.extra, "profiles": ctx.profiles().iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+    });
+    let json = serde_json::to_string_pretty(&report.json(&ctx, config))
+        .map_err(|e| CliError::Runtime(format!("cannot encode report.json: {e}")))?;
+    for (file, body) in [("report.md", md), ("report.json", json + "\n")] {
+        let path = staged.path().join(file);
+        crate::render::write_atomic(Some(&path), body.as_bytes())
+            .map_err(|e| CliError::Runtime(format!("cannot write '{}': {e}", path.display())))?;
+    }
+    let target = staged.target().to_path_buf();
+    let dir = staged.commit().map_err(|e| {
+        CliError::Runtime(format!(
+            "cannot move the report into '{}': {e}",
+            target.display()
+        ))
+    })?;
+    println!("wrote {}", dir.join("report.md").display());
     Ok(())
 }

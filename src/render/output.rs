@@ -99,15 +99,110 @@ impl TextTable {
         out.push(rule);
         out.join("\n") + "\n"
     }
+
+    /// Width in characters of [`render`](Self::render)'s lines.
+    pub fn width(&self) -> usize {
+        self.render()
+            .lines()
+            .next()
+            .map_or(0, |l| l.chars().count())
+    }
+
+    /// Renders so that no line is wider than `max_width` (a mail's 100 columns): when the
+    /// table is wider, its columns are split into consecutive tables that each repeat the
+    /// first `key_columns` columns (the row labels), separated by a blank line. A single
+    /// column wider than the limit is kept whole.
+    pub fn render_within(&self, max_width: usize, key_columns: usize) -> String {
+        if self.width() <= max_width || self.headers.len() <= key_columns + 1 {
+            return self.render();
+        }
+        let keys = key_columns.min(self.headers.len());
+        let col_width = |c: usize| {
+            self.rows
+                .iter()
+                .map(|r| r[c].chars().count())
+                .chain([self.headers[c].chars().count()])
+                .max()
+                .unwrap_or(0)
+                + 3
+        };
+        let key_width: usize = 1 + (0..keys).map(col_width).sum::<usize>();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut current: Vec<usize> = Vec::new();
+        let mut width = key_width;
+        for c in keys..self.headers.len() {
+            let w = col_width(c);
+            if !current.is_empty() && width + w > max_width {
+                groups.push(std::mem::take(&mut current));
+                width = key_width;
+            }
+            current.push(c);
+            width += w;
+        }
+        groups.push(current);
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|g| {
+                let cols: Vec<usize> = (0..keys).chain(g.iter().copied()).collect();
+                let mut t = TextTable::new(cols.iter().map(|&c| self.headers[c].clone()));
+                for r in &self.rows {
+                    t.push(cols.iter().map(|&c| r[c].clone()).collect());
+                }
+                t.render()
+            })
+            .collect();
+        parts.join("\n")
+    }
+
+    /// The rows as records, for tables whose cells are too wide for columns: each row a
+    /// block of `header  value` lines (values wrapped at spaces to stay within
+    /// `max_width`), blocks separated by a blank line.
+    pub fn render_records(&self, max_width: usize) -> String {
+        let label = self
+            .headers
+            .iter()
+            .map(|h| h.chars().count())
+            .max()
+            .unwrap_or(0);
+        let room = max_width.saturating_sub(label + 4).max(20);
+        let mut out = String::new();
+        for (i, r) in self.rows.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            for (h, cell) in self.headers.iter().zip(r) {
+                let mut lines: Vec<String> = vec![String::new()];
+                for word in cell.split(' ') {
+                    let last = lines.last_mut().expect("one line");
+                    if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > room {
+                        lines.push(word.to_string());
+                    } else {
+                        if !last.is_empty() {
+                            last.push(' ');
+                        }
+                        last.push_str(word);
+                    }
+                }
+                for (k, l) in lines.iter().enumerate() {
+                    let head = if k == 0 { h.as_str() } else { "" };
+                    out.push_str(&format!("  {head:<label$}  {l}\n"));
+                }
+            }
+        }
+        out
+    }
 }
 
-/// A cell that reads as a number: digits with separators, sign, point, `%`, `x`, `e`.
+/// A cell that reads as a number: its first word is digits with separators, sign, point,
+/// `%`, `x`, `e`, `±` (what follows, e.g. a flag naming a failed statistic, may be text).
 fn looks_numeric(cell: &str) -> bool {
     let t = cell.trim();
-    !t.is_empty()
-        && t.chars().any(|c| c.is_ascii_digit())
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || ",.+-%()xe *Fw".contains(c))
+    let first = t.split(' ').next().unwrap_or("");
+    !first.is_empty()
+        && first.chars().any(|c| c.is_ascii_digit())
+        && first
+            .chars()
+            .all(|c| c.is_ascii_digit() || ",.+-%()xe*±".contains(c))
 }
 
 /// `1234567.25` with `decimals = 1` → `"1,234,567.3"`: thousands separators as in the seed
@@ -215,6 +310,52 @@ mod tests {
                     |       2 | 9,116.4 |\n\
                     +---------+---------+\n";
         assert_eq!(t.render(), want);
+    }
+
+    #[test]
+    fn wide_tables_split_into_parts_that_repeat_the_row_labels() {
+        let mut t = TextTable::new(
+            std::iter::once("buckets".to_string()).chain((0..12).map(|i| format!("column{i:02}"))),
+        );
+        t.push(
+            std::iter::once("16".to_string())
+                .chain((0..12).map(|i| format!("{},000", i + 1)))
+                .collect(),
+        );
+        // Each column is 8 wide + 3 = 11; 1 + 10 for "buckets": 12 columns need 143.
+        assert_eq!(t.width(), 1 + 10 + 12 * 11);
+        let out = t.render_within(100, 1);
+        assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
+        // 11 + 8 × 11 = 99 fits eight columns per part: two parts.
+        assert_eq!(out.matches("| buckets |").count(), 2, "{out}");
+        assert!(out.contains("column07 |\n") && out.contains("| column08"));
+        for i in 0..12 {
+            assert_eq!(out.matches(&format!("column{i:02}")).count(), 1);
+        }
+        // A table that fits is unchanged.
+        let mut small = TextTable::new(["a", "b"]);
+        small.push(vec!["1".into(), "2".into()]);
+        assert_eq!(small.render_within(100, 1), small.render());
+    }
+
+    #[test]
+    fn records_wrap_long_cells_within_the_width() {
+        let mut t = TextTable::new(["figure", "what"]);
+        let long = "word ".repeat(40);
+        t.push(vec!["model_vs_kernel".into(), long.trim().into()]);
+        t.push(vec!["b".into(), "short".into()]);
+        let out = t.render_records(60);
+        assert!(out.lines().all(|l| l.chars().count() <= 60), "{out}");
+        assert_eq!(out.matches("word").count(), 40);
+        assert!(out.contains("  figure  model_vs_kernel\n"));
+        assert!(out.contains("\n\n  figure  b\n"));
+    }
+
+    #[test]
+    fn numbers_with_a_flag_stay_right_aligned() {
+        assert!(looks_numeric("1.35 F:max-load"));
+        assert!(looks_numeric("1,234 ±12"));
+        assert!(!looks_numeric("jhash2"));
     }
 
     #[test]

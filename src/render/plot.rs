@@ -1,36 +1,572 @@
-//! SVG line plots for the reports: one line (with point markers) per series, an optional
-//! log2 x axis (table sizes, thread counts) labelled `2^k`, written atomically.
+//! SVG line plots for the reports and the `--plot` options: one line (with point markers)
+//! per series, an optional log2 x axis (table sizes, thread counts) labelled `2^k`, written
+//! atomically.
+//!
+//! Rules every plot follows, so that it reads at a glance:
+//! - the y axis turns logarithmic (ticks at 1-2-5 × 10^k) when the data spans more than
+//!   10× ([`YScale::Auto`]), so one large series does not flatten the others;
+//! - at most [`MAX_SERIES_PER_PANEL`] series share a panel; more are faceted into panels
+//!   stacked vertically with the same axes;
+//! - colours are the Okabe–Ito colour-blind-safe palette (Okabe & Ito, "Color Universal
+//!   Design", 2008) without its yellow, which is too light on white; markers also cycle
+//!   shape, so lines stay distinct in grey print;
+//! - the legend sits right of the data area, never on it; the y title sits left of tick
+//!   labels whose area is sized for them;
+//! - count axes ([`Plot::integer_y`], integral x values) get integer ticks only;
+//! - runs that repeat draw error bars ([`Line::spread`]), and a reference band
+//!   ([`Plot::band`], e.g. the random-expectation interval) is shaded and included in the y
+//!   range, so noise inside the band is not zoomed into apparent signal.
 //!
 //! Drawn with `plotters`' SVG backend into a string (no system fonts needed: the SVG keeps
 //! text as `<text>` elements and plotters estimates label sizes), then written whole with
-//! [`write_atomic`](super::write_atomic). Used by `futexhash dist --plot` and reusable by the
-//! `bench` and `report` commands.
+//! [`write_atomic`](super::write_atomic).
 
+use plotters::element::{Cross, TriangleMarker};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::io;
 use std::path::Path;
 
 /// One named line: `(x, y)` points in x order.
 pub type Series = (String, Vec<(f64, f64)>);
 
-/// Plot size in pixels.
-pub const PLOT_SIZE: (u32, u32) = (900, 560);
+/// Size of a one-panel plot in pixels (data area plus legend column).
+pub const PLOT_SIZE: (u32, u32) = (1000, 560);
+
+/// Width of the legend column right of the data area.
+const LEGEND_WIDTH: u32 = 240;
+
+/// Height of each panel when a plot is faceted.
+const FACET_HEIGHT: u32 = 420;
+
+/// Series per panel; more are faceted.
+pub const MAX_SERIES_PER_PANEL: usize = 8;
+
+/// Okabe–Ito without yellow (#F0E442), plus a mid grey as the eighth colour.
+const PALETTE: [RGBColor; MAX_SERIES_PER_PANEL] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(0, 0, 0),       // black
+    RGBColor(120, 120, 120), // grey
+];
+
+/// The colour of series `i` within its panel.
+pub fn series_colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// How the y axis is scaled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum YScale {
+    /// Logarithmic when every value is positive and the largest is more than 10× the
+    /// smallest; linear otherwise.
+    #[default]
+    Auto,
+    /// Always linear.
+    Linear,
+    /// Always logarithmic (non-positive values are skipped).
+    Log,
+}
+
+/// One line of a plot.
+#[derive(Clone, Debug, Default)]
+pub struct Line {
+    /// Legend text.
+    pub name: String,
+    /// `(x, y)` points in x order.
+    pub points: Vec<(f64, f64)>,
+    /// Empty, or one `(low, high)` per point: drawn as an error bar (e.g. min–max over
+    /// repeated runs).
+    pub spread: Vec<(f64, f64)>,
+    /// Draw the points only (a scatter of unrelated items), no connecting line.
+    pub markers_only: bool,
+}
+
+impl Line {
+    /// A line without error bars.
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Line {
+            name: name.into(),
+            points,
+            spread: Vec::new(),
+            markers_only: false,
+        }
+    }
+}
+
+/// A shaded reference band: `(x, low, high)` in x order, with its legend text.
+#[derive(Clone, Debug, Default)]
+pub struct Band {
+    /// Legend text (e.g. "random: 99.7 % interval").
+    pub name: String,
+    /// `(x, low, high)`.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+/// A plot description; render with [`plot_svg_string`] or [`plot_svg`].
+#[derive(Clone, Debug, Default)]
+pub struct Plot {
+    /// Caption above the plot.
+    pub title: String,
+    /// X axis title.
+    pub x_label: String,
+    /// Y axis title.
+    pub y_label: String,
+    /// The lines (faceted by [`MAX_SERIES_PER_PANEL`]).
+    pub lines: Vec<Line>,
+    /// Place x at `log2(x)` with ticks `2^k` (x must be positive).
+    pub log2_x: bool,
+    /// Y scaling.
+    pub y_scale: YScale,
+    /// The y values are counts: integer ticks only.
+    pub integer_y: bool,
+    /// A shaded reference band, always inside the y range.
+    pub band: Option<Band>,
+    /// A horizontal reference line `(y, legend text)`, always inside the y range.
+    pub reference: Option<(f64, String)>,
+}
 
 fn to_io(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-/// A y tick label: thousands separators for large values, three decimals for small ones.
-fn y_tick(y: f64) -> String {
-    if y.abs() >= 1000.0 {
-        super::fmt_grouped(y, 0)
-    } else {
-        format!("{y:.3}")
+/// Whether the y axis of `values` is drawn logarithmically under `scale`.
+pub fn use_log_y(scale: YScale, values: impl IntoIterator<Item = f64>) -> bool {
+    match scale {
+        YScale::Linear => false,
+        YScale::Log => true,
+        YScale::Auto => {
+            let (mut lo, mut hi, mut any) = (f64::INFINITY, 0.0f64, false);
+            for v in values.into_iter().filter(|v| v.is_finite()) {
+                if v <= 0.0 {
+                    return false;
+                }
+                lo = lo.min(v);
+                hi = hi.max(v);
+                any = true;
+            }
+            any && hi > 10.0 * lo
+        }
     }
 }
 
-/// Renders the plot as an SVG document. With `log2_x`, x values must be positive; they are
-/// placed at `log2(x)` and the ticks read `2^k`. Non-finite y values are skipped.
+/// Tick values between `lo` and `hi` (data units): 1-2-5 × 10^k on a log axis (only powers
+/// of ten when that still gives three ticks over many decades); on a linear axis about six
+/// steps of 1, 2 or 5 × 10^k, at least 1 when `integer`.
+pub fn ticks(lo: f64, hi: f64, log: bool, integer: bool) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi < lo {
+        return Vec::new();
+    }
+    if log {
+        if lo <= 0.0 {
+            return Vec::new();
+        }
+        let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        let decades = (k1 - k0).max(1);
+        let mantissas: &[f64] = if decades > 4 {
+            &[1.0]
+        } else if decades > 1 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+        };
+        let mut out = Vec::new();
+        for k in k0..=k1 {
+            for m in mantissas {
+                let v = m * 10f64.powi(k);
+                if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) && (!integer || v >= 1.0) {
+                    out.push(v);
+                }
+            }
+        }
+        return out;
+    }
+    let span = (hi - lo).max(f64::MIN_POSITIVE);
+    let raw = span / 6.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let mut step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    if integer {
+        step = step.max(1.0).round();
+    }
+    let first = (lo / step).ceil() * step;
+    (0..)
+        .map(|i| first + i as f64 * step)
+        .take_while(|v| *v <= hi + step * 1e-9)
+        .take(50)
+        .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
+        .collect()
+}
+
+/// A y tick label: thousands separators from 1000 up, else as many decimals as the tick
+/// spacing needs (at most 4); `spacing = 0` (log axes) takes the decimals the value
+/// itself needs (0.005, 0.5, 1.5, 20).
+pub fn tick_label(v: f64, spacing: f64) -> String {
+    if v.abs() >= 1000.0 {
+        return super::fmt_grouped(v, 0);
+    }
+    if spacing == 0.0 {
+        for d in 0..=4 {
+            let s = format!("{v:.d$}");
+            if (s.parse::<f64>().unwrap_or(f64::NAN) - v).abs() <= v.abs() * 1e-9 {
+                return s;
+            }
+        }
+        return format!("{v:.4}");
+    }
+    let decimals = if spacing > 0.0 {
+        (-(spacing.log10().floor())).clamp(0.0, 4.0) as usize
+    } else {
+        3
+    };
+    format!("{v:.decimals$}")
+}
+
+/// The y range `(lo, hi)` in data units covering every point, error bar, band and
+/// reference, padded 5 % (in log space on a log axis).
+fn y_range(p: &Plot, log: bool) -> (f64, f64) {
+    let ok = |v: &f64| v.is_finite() && (!log || *v > 0.0);
+    let mut vals: Vec<f64> = Vec::new();
+    for l in &p.lines {
+        vals.extend(l.points.iter().map(|pt| pt.1));
+        vals.extend(l.spread.iter().flat_map(|s| [s.0, s.1]));
+    }
+    if let Some(b) = &p.band {
+        vals.extend(b.points.iter().flat_map(|b| [b.1, b.2]));
+    }
+    if let Some((y, _)) = &p.reference {
+        vals.push(*y);
+    }
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in vals.into_iter().filter(ok) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if lo > hi {
+        return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        let (a, b) = (lo.log10(), hi.log10());
+        let pad = ((b - a) * 0.05).max(0.02);
+        (10f64.powf(a - pad), 10f64.powf(b + pad))
+    } else {
+        // Positive data spread over more than half its top starts at zero, so bar-like
+        // comparisons are not exaggerated; data bunched far from zero keeps its zoom (the
+        // caller's band shows how much of that is noise).
+        let lo = if lo >= 0.0 && lo < 0.5 * hi { 0.0 } else { lo };
+        let pad = ((hi - lo) * 0.05).max(hi.abs() * 1e-3).max(1e-9);
+        let lo = if lo >= 0.0 && lo - pad < 0.0 {
+            0.0
+        } else {
+            lo - pad
+        };
+        (lo, hi + pad)
+    }
+}
+
+/// Renders the plot as an SVG document. Non-finite values are skipped (and non-positive
+/// ones on a log axis, and non-positive x with `log2_x`).
+pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
+    let log_y = use_log_y(
+        p.y_scale,
+        p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
+    );
+    let tx = |x: f64| if p.log2_x { x.log2() } else { x };
+    let ty = |y: f64| if log_y { y.log10() } else { y };
+    let x_ok = |x: f64| x.is_finite() && (!p.log2_x || x > 0.0);
+    let y_ok = |y: f64| y.is_finite() && (!log_y || y > 0.0);
+
+    let mut xs: Vec<f64> = p
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|pt| pt.0))
+        .chain(p.band.iter().flat_map(|b| b.points.iter().map(|b| b.0)))
+        .filter(|x| x_ok(*x))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    let (x0, mut x1) = match (xs.first(), xs.last()) {
+        (Some(a), Some(b)) => (tx(*a), tx(*b)),
+        _ => (0.0, 1.0),
+    };
+    if x1 - x0 < 1e-12 {
+        x1 = x0 + 1.0;
+    }
+    let integer_x = !p.log2_x && xs.iter().all(|x| x.fract() == 0.0);
+    let xpad = (x1 - x0) * 0.03;
+    let (x0, x1) = (x0 - xpad, x1 + xpad);
+    let (ylo, yhi) = y_range(p, log_y);
+    let tick_values = ticks(ylo, yhi, log_y, p.integer_y);
+    let spacing = if log_y {
+        0.0
+    } else {
+        tick_values
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .next()
+            .unwrap_or(1.0)
+    };
+
+    let panels: Vec<&[Line]> = if p.lines.is_empty() {
+        vec![&[]]
+    } else {
+        p.lines.chunks(MAX_SERIES_PER_PANEL).collect()
+    };
+    let height = if panels.len() == 1 {
+        PLOT_SIZE.1
+    } else {
+        FACET_HEIGHT * panels.len() as u32 + 40
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (PLOT_SIZE.0, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(to_io)?;
+        let body = root.titled(&p.title, ("sans-serif", 22)).map_err(to_io)?;
+        let areas = body.split_evenly((panels.len(), 1));
+        let mut first_index = 0usize;
+        for (panel_no, (area, lines)) in areas.iter().zip(&panels).enumerate() {
+            let (data_area, legend_area) = area.split_horizontally(PLOT_SIZE.0 - LEGEND_WIDTH);
+            let mut chart = ChartBuilder::on(&data_area)
+                .margin(12)
+                .x_label_area_size(48)
+                .y_label_area_size(96)
+                .build_cartesian_2d(x0..x1, ty(ylo)..ty(yhi))
+                .map_err(to_io)?;
+            let xfmt = |x: &f64| {
+                if p.log2_x {
+                    format!("2^{}", x.round() as i64)
+                } else if integer_x {
+                    if (x - x.round()).abs() < 1e-9 {
+                        format!("{}", x.round() as i64)
+                    } else {
+                        String::new()
+                    }
+                } else {
+                    format!("{x}")
+                }
+            };
+            let n_x = if p.log2_x || integer_x {
+                ((x1 - x0).round() as usize + 1).clamp(2, 20)
+            } else {
+                10
+            };
+            chart
+                .configure_mesh()
+                .x_desc(p.x_label.as_str())
+                .y_desc(p.y_label.as_str())
+                .x_labels(n_x)
+                .y_labels(0)
+                .disable_y_mesh()
+                .x_label_formatter(&xfmt)
+                .light_line_style(WHITE)
+                .axis_desc_style(("sans-serif", 15))
+                .label_style(("sans-serif", 13))
+                .draw()
+                .map_err(to_io)?;
+            // Our own y grid and tick labels, at round values in data units.
+            let grid = RGBColor(220, 220, 220);
+            for &t in &tick_values {
+                let y = ty(t);
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x0, y), (x1, y)],
+                        grid.stroke_width(1),
+                    )))
+                    .map_err(to_io)?;
+                let (px, py) = chart.backend_coord(&(x0, y));
+                root.draw(&Text::new(
+                    tick_label(t, spacing),
+                    (px - 6, py),
+                    ("sans-serif", 13)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Right, VPos::Center)),
+                ))
+                .map_err(to_io)?;
+            }
+            if let Some(b) = &p.band {
+                let mut poly: Vec<(f64, f64)> = b
+                    .points
+                    .iter()
+                    .filter(|b| x_ok(b.0) && y_ok(b.1))
+                    .map(|b| (tx(b.0), ty(b.1)))
+                    .collect();
+                poly.extend(
+                    b.points
+                        .iter()
+                        .rev()
+                        .filter(|b| x_ok(b.0) && y_ok(b.2))
+                        .map(|b| (tx(b.0), ty(b.2))),
+                );
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        poly,
+                        RGBColor(150, 150, 150).mix(0.25).filled(),
+                    )))
+                    .map_err(to_io)?;
+            }
+            if let Some((y, _)) = &p.reference {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x0, ty(*y)), (x1, ty(*y))],
+                        BLACK.mix(0.6).stroke_width(1),
+                    )))
+                    .map_err(to_io)?;
+            }
+            for (i, line) in lines.iter().enumerate() {
+                let c = series_colour(i);
+                let pts: Vec<(f64, f64)> = line
+                    .points
+                    .iter()
+                    .filter(|(x, y)| x_ok(*x) && y_ok(*y))
+                    .map(|&(x, y)| (tx(x), ty(y)))
+                    .collect();
+                if !line.markers_only {
+                    chart
+                        .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
+                        .map_err(to_io)?;
+                }
+                draw_markers(&mut chart, &pts, i, c)?;
+                for (&(x, _), &(lo, hi)) in line.points.iter().zip(&line.spread) {
+                    if !(x_ok(x) && y_ok(lo) && y_ok(hi)) {
+                        continue;
+                    }
+                    let (x, lo, hi) = (tx(x), ty(lo), ty(hi));
+                    let style = c.stroke_width(1);
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(x, lo), (x, hi)],
+                            style,
+                        )))
+                        .map_err(to_io)?;
+                    for end in [lo, hi] {
+                        chart
+                            .draw_series(std::iter::once(
+                                EmptyElement::at((x, end))
+                                    + PathElement::new(vec![(-4, 0), (4, 0)], style),
+                            ))
+                            .map_err(to_io)?;
+                    }
+                }
+            }
+            draw_legend(&legend_area, p, lines, panel_no == 0)?;
+            if panels.len() > 1 {
+                let last = first_index + lines.len();
+                legend_area
+                    .draw(&Text::new(
+                        format!(
+                            "panel {}: series {}–{}",
+                            panel_no + 1,
+                            first_index + 1,
+                            last
+                        ),
+                        (10, 8),
+                        ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
+                    ))
+                    .map_err(to_io)?;
+            }
+            first_index += lines.len();
+        }
+        root.present().map_err(to_io)?;
+    }
+    Ok(svg)
+}
+
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Point markers of series `i`: the shape cycles circle, triangle, cross.
+fn draw_markers(chart: &mut Chart, pts: &[(f64, f64)], i: usize, c: RGBColor) -> io::Result<()> {
+    match i % 3 {
+        0 => chart
+            .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, c.filled())))
+            .map(|_| ()),
+        1 => chart
+            .draw_series(pts.iter().map(|&pt| TriangleMarker::new(pt, 4, c.filled())))
+            .map(|_| ()),
+        _ => chart
+            .draw_series(pts.iter().map(|&pt| Cross::new(pt, 4, c.stroke_width(2))))
+            .map(|_| ()),
+    }
+    .map_err(to_io)
+}
+
+/// The legend column: one entry per line of this panel, then the band and reference.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    p: &Plot,
+    lines: &[Line],
+    _first_panel: bool,
+) -> io::Result<()> {
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let row = |k: usize| 34 + 20 * k as i32;
+    let mut k = 0usize;
+    for (i, line) in lines.iter().enumerate() {
+        let c = series_colour(i);
+        let y = row(k);
+        if !line.markers_only {
+            area.draw(&PathElement::new(vec![(8, y), (34, y)], c.stroke_width(2)))
+                .map_err(to_io)?;
+        }
+        match i % 3 {
+            0 => area.draw(&Circle::new((21, y), 3, c.filled())),
+            1 => area.draw(&TriangleMarker::new((21, y), 4, c.filled())),
+            _ => area.draw(&Cross::new((21, y), 4, c.stroke_width(2))),
+        }
+        .map_err(to_io)?;
+        area.draw(&Text::new(
+            line.name.clone(),
+            (40, y),
+            font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+        k += 1;
+    }
+    if let Some(b) = &p.band {
+        let y = row(k);
+        area.draw(&Rectangle::new(
+            [(8, y - 6), (34, y + 6)],
+            RGBColor(150, 150, 150).mix(0.25).filled(),
+        ))
+        .map_err(to_io)?;
+        area.draw(&Text::new(
+            b.name.clone(),
+            (40, y),
+            font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+        k += 1;
+    }
+    if let Some((_, name)) = &p.reference {
+        let y = row(k);
+        area.draw(&PathElement::new(vec![(8, y), (34, y)], BLACK.mix(0.6)))
+            .map_err(to_io)?;
+        area.draw(&Text::new(
+            name.clone(),
+            (40, y),
+            font.pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+    }
+    Ok(())
+}
+
+/// Renders [`Plot`] and writes it atomically to `path`.
+pub fn plot_svg(path: &Path, p: &Plot) -> io::Result<()> {
+    let svg = plot_svg_string(p)?;
+    super::write_atomic(Some(path), svg.as_bytes())
+}
+
+/// The plain form: named series, automatic y scale, no error bars or band.
 pub fn line_plot_svg_string(
     title: &str,
     x_label: &str,
@@ -38,90 +574,20 @@ pub fn line_plot_svg_string(
     series: &[Series],
     log2_x: bool,
 ) -> io::Result<String> {
-    let tx = |x: f64| if log2_x { x.log2() } else { x };
-    let pts: Vec<Vec<(f64, f64)>> = series
-        .iter()
-        .map(|(_, p)| {
-            p.iter()
-                .filter(|(x, y)| y.is_finite() && x.is_finite() && (!log2_x || *x > 0.0))
-                .map(|&(x, y)| (tx(x), y))
-                .collect()
-        })
-        .collect();
-    let all = pts.iter().flatten();
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in all {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x0 > x1 {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    if x1 - x0 < 1e-12 {
-        x1 = x0 + 1.0;
-    }
-    let pad = ((y1 - y0) * 0.05).max(y1.abs() * 1e-3).max(1e-9);
-    let (y0, y1) = (y0 - pad, y1 + pad);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, PLOT_SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(to_io)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(to_io)?;
-        let xfmt = |x: &f64| {
-            if log2_x {
-                format!("2^{}", x.round() as i64)
-            } else {
-                format!("{x}")
-            }
-        };
-        let n_x = if log2_x {
-            ((x1 - x0).round() as usize + 1).min(20)
-        } else {
-            10
-        };
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .x_labels(n_x)
-            .x_label_formatter(&xfmt)
-            .y_label_formatter(&|y: &f64| y_tick(*y))
-            .draw()
-            .map_err(to_io)?;
-        for (i, ((name, _), p)) in series.iter().zip(&pts).enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(p.iter().copied(), color.stroke_width(2)))
-                .map_err(to_io)?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-            chart
-                .draw_series(p.iter().map(|&pt| Circle::new(pt, 3, color.filled())))
-                .map_err(to_io)?;
-        }
-        if !series.is_empty() {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .map_err(to_io)?;
-        }
-        root.present().map_err(to_io)?;
-    }
-    Ok(svg)
+    plot_svg_string(&Plot {
+        title: title.into(),
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        lines: series
+            .iter()
+            .map(|(n, pts)| Line::new(n.clone(), pts.clone()))
+            .collect(),
+        log2_x,
+        ..Plot::default()
+    })
 }
 
-/// Renders the plot (see [`line_plot_svg_string`]) and writes it atomically to `path`.
+/// Renders the plain form (see [`line_plot_svg_string`]) and writes it atomically to `path`.
 pub fn line_plot_svg(
     path: &Path,
     title: &str,
@@ -152,6 +618,86 @@ mod tests {
         assert!(svg.contains("alpha") && svg.contains("beta"));
         assert!(svg.contains("2^10"), "log2 ticks");
         assert!(svg.contains("<polyline"));
+    }
+
+    #[test]
+    fn log_axis_only_when_the_data_spans_more_than_ten_times() {
+        assert!(use_log_y(YScale::Auto, [1.0, 10.5]));
+        assert!(!use_log_y(YScale::Auto, [1.0, 9.5]));
+        assert!(
+            !use_log_y(YScale::Auto, [0.0, 123_000.0]),
+            "zero forbids log"
+        );
+        assert!(!use_log_y(YScale::Linear, [1.0, 1e6]));
+        assert!(use_log_y(YScale::Log, [1.0, 2.0]));
+        assert!(!use_log_y(YScale::Auto, []));
+    }
+
+    #[test]
+    fn ticks_are_round_numbers() {
+        // 1-2-5 per decade over three decades.
+        assert_eq!(
+            ticks(1.0, 1000.0, true, false),
+            vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+        );
+        // Many decades: powers of ten only.
+        assert_eq!(ticks(1.0, 1e6, true, false).len(), 7);
+        // Linear 0..1: steps of 0.2 (1/6 rounded up to 2 × 10^-1).
+        let t = ticks(0.0, 1.0, false, false);
+        assert_eq!(t.len(), 6);
+        assert!((t[1] - 0.2).abs() < 1e-12);
+        // Counts 0..3 never get 0.5 steps.
+        assert_eq!(ticks(0.0, 3.0, false, true), vec![0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(tick_label(0.2, 0.2), "0.2");
+        assert_eq!(tick_label(12_500.0, 2500.0), "12,500");
+        assert_eq!(tick_label(3.0, 1.0), "3");
+        assert_eq!(tick_label(0.005, 0.0), "0.005");
+        assert_eq!(tick_label(1.5, 0.0), "1.5");
+        assert_eq!(tick_label(20.0, 0.0), "20");
+    }
+
+    #[test]
+    fn many_series_are_faceted_and_the_palette_has_no_near_white() {
+        let lines: Vec<Line> = (0..11)
+            .map(|i| {
+                Line::new(
+                    format!("s{i}"),
+                    vec![(1.0, i as f64), (2.0, i as f64 + 1.0)],
+                )
+            })
+            .collect();
+        let svg = plot_svg_string(&Plot {
+            title: "t".into(),
+            lines,
+            ..Plot::default()
+        })
+        .unwrap();
+        assert!(svg.contains("panel 2: series 9–11"), "faceted");
+        for c in PALETTE {
+            // Relative luminance (ITU-R BT.709) well below white's 1.0.
+            let l = (0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64) / 255.0;
+            assert!(l < 0.75, "{c:?} is too light on white");
+        }
+    }
+
+    #[test]
+    fn band_and_error_bars_widen_the_y_range() {
+        let p = Plot {
+            lines: vec![Line {
+                name: "a".into(),
+                points: vec![(1.0, 1.0), (2.0, 1.001)],
+                spread: vec![(0.999, 1.001), (1.0, 1.002)],
+                markers_only: false,
+            }],
+            band: Some(Band {
+                name: "random".into(),
+                points: vec![(1.0, 0.9, 1.1), (2.0, 0.95, 1.05)],
+            }),
+            ..Plot::default()
+        };
+        let (lo, hi) = y_range(&p, false);
+        assert!(lo < 0.9 && hi > 1.1, "{lo}..{hi}");
+        assert!(plot_svg_string(&p).unwrap().contains("random"));
     }
 
     #[test]

@@ -1,184 +1,151 @@
 //! `futexhash report`: the whole evaluation in one go, written as `DIR/report.md` with the
-//! SVG plots it refers to. Each section runs the library (no shelling out), renders a
-//! seed-style table, draws a plot and says in one sentence what it shows.
+//! SVG plots it refers to and `DIR/report.json` with every figure. The answers to the seed
+//! threads' questions come first ([`super::answers`]); the sections after them are the
+//! evidence in full: the machine, hash cost, distribution quality (seed 000's eight
+//! algorithms plus the user's `--algo`), the model table and the real kernel on this
+//! machine, and the simulator's prediction for the seed's 256-CPU box with its validation
+//! error against the published tables.
 //!
-//! Sections: the machine; hash cost measured in this run; distribution quality of the
-//! eight seed algorithms on three workloads; the model table and the real kernel side by
-//! side on this machine; the simulator's prediction for the seed thread's 256-CPU box
-//! with its validation error against the published tables.
+//! Every number in the prose is computed by the run, and every sentence that states a
+//! condition is printed only when the figures show it.
 
-use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher};
+use super::answers::{self, DistRun, MAX_WIDTH};
+use super::context::{Context, Depth, PUBLISHED_TABLES};
+use super::spread::Spread;
+use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
-use crate::render::plot::line_plot_svg;
+use crate::render::plot::{Band, Line, Plot, plot_svg};
 use crate::render::{TextTable, fmt_grouped};
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
+use crate::throughput::record::BenchRecord;
 use crate::workload::KeyWorkload;
+use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-/// How much work the report does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Depth {
-    /// About two minutes on a 2-CPU machine.
-    Quick,
-    /// The full evaluation (longer runs, more keys, more configurations).
-    Full,
-}
-
-/// One section of the report: Markdown text and the plots it refers to (already written).
+/// One section of the report: Markdown text, the plots it refers to (already written),
+/// and its figures for `report.json`.
 #[derive(Clone, Debug, Default)]
 pub struct Section {
+    /// Key in `report.json`.
+    pub key: String,
     /// Markdown, starting with a `##` heading.
     pub markdown: String,
     /// Files written for it.
     pub files: Vec<PathBuf>,
-}
-
-/// The eight seed hashers.
-pub fn seed_hashers() -> Vec<SharedHasher> {
-    SEED_EIGHT
-        .iter()
-        .map(|n| {
-            Builtin::by_name(n, HashKey::DEFAULT)
-                .expect("seed hasher")
-                .shared()
-        })
-        .collect()
-}
-
-/// One plot series per hasher: `(buckets, value)` of the records `point` maps to that
-/// hasher's name.
-fn series_by_algo<R>(
-    hashers: &[SharedHasher],
-    records: &[R],
-    point: impl Fn(&R) -> (&str, u64, f64),
-) -> Vec<(String, Vec<(f64, f64)>)> {
-    hashers
-        .iter()
-        .map(|h| {
-            let pts = records
-                .iter()
-                .map(&point)
-                .filter(|(algo, _, _)| *algo == h.name())
-                .map(|(_, b, v)| (b as f64, v))
-                .collect();
-            (h.name().to_string(), pts)
-        })
-        .collect()
+    /// Its figures.
+    pub figures: Value,
 }
 
 fn code_block(text: &str) -> String {
-    format!("```\n{}```\n", text)
+    format!("```\n{text}```\n")
 }
 
-fn plot(
-    dir: &Path,
-    file: &str,
-    title: &str,
-    x: &str,
-    y: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-    section: &mut Section,
-) -> Result<(), String> {
+fn write_plot(dir: &Path, file: &str, plot: &Plot, section: &mut Section) -> Result<(), String> {
     let path = dir.join(file);
-    line_plot_svg(&path, title, x, y, series, true)
-        .map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
-    let _ = writeln!(section.markdown, "\n![{title}]({file})\n");
+    plot_svg(&path, plot).map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
+    let _ = writeln!(section.markdown, "\n![{}]({file})\n", plot.title);
     section.files.push(path);
     Ok(())
 }
 
 /// The machine the report ran on.
-pub fn machine_section() -> Section {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into());
-    let private = if crate::bench::kernel::private_hash_supported() {
-        "yes (`prctl(PR_FUTEX_HASH)` answers)"
-    } else {
-        "no: kernel runs use the global hash only"
+pub fn machine_section(ctx: &Context) -> Section {
+    let m = &ctx.machine;
+    let mut s = Section {
+        key: "machine".into(),
+        figures: serde_json::to_value(m).unwrap_or(Value::Null),
+        ..Section::default()
     };
-    let mut s = Section::default();
     let _ = write!(
         s.markdown,
-        "## Machine\n\n| | |\n|---|---|\n| CPUs | {cpus} |\n| kernel | {kernel} |\n| private futex hash | {private} |\n| futexhash | {} |\n",
-        env!("CARGO_PKG_VERSION")
+        "## Machine\n\n| | |\n|---|---|\n| CPU | {} |\n| cores / threads | {} / {} |\n| CPUs \
+         this run may use | {} |\n| kernel | {} |\n| private futex hash | {} |\n| futexhash | {} \
+         |\n| date (UTC) | {} |\n",
+        m.cpu_model,
+        m.cores,
+        m.threads,
+        m.cpus_allowed,
+        m.kernel,
+        if m.private_hash {
+            "yes (`prctl(PR_FUTEX_HASH)` answers)"
+        } else {
+            "no: kernel runs use the global hash only"
+        },
+        m.futexhash,
+        m.date
     );
-    if cpus <= 2 {
-        s.markdown.push_str(
-            "\nWith this few CPUs there is almost no bucket-lock contention to see: \
-             measured curves are flat, and runs with more threads than CPUs measure the \
-             scheduler, not the hash. The simulator section predicts large machines.\n",
-        );
-    }
     s
 }
 
-/// Cost of one hash per seed hasher, timed in this run (median of repeated batches; see
-/// `cargo bench --bench hashers` for criterion's careful figures).
-pub fn hash_cost_section(depth: Depth) -> Result<Section, String> {
-    let keys = KeyWorkload::Perf
-        .generate(Some(1 << 16), 7)
-        .map_err(|e| e.to_string())?
-        .keys;
-    let reps = if depth == Depth::Quick { 7 } else { 21 };
-    let mut rows: Vec<(String, f64)> = Vec::new();
-    let mut out = vec![0u32; keys.len()];
-    for h in seed_hashers() {
-        let mut times: Vec<f64> = (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                h.hash_many(std::hint::black_box(&keys), &mut out);
-                std::hint::black_box(&out);
-                t.elapsed().as_secs_f64() * 1e9 / keys.len() as f64
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        rows.push((h.name().to_string(), times[times.len() / 2]));
+/// Cost of one hash per hasher, measured in this run (the context's figures).
+pub fn hash_cost_section(ctx: &Context, kernel_op: Option<Spread>) -> Section {
+    let mut sorted: Vec<&super::context::HashCost> = ctx.costs.iter().collect();
+    sorted.sort_by(|a, b| a.ns.median.total_cmp(&b.ns.median));
+    let fastest = sorted.first().map_or(f64::NAN, |c| c.ns.median);
+    let mut headers = vec!["hasher", "ns/hash", "vs fastest"];
+    if kernel_op.is_some() {
+        headers.push("of futex op");
     }
-    let fastest = rows.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
-    let mut t = TextTable::new(["hasher", "ns/hash", "vs fastest"]);
-    let mut sorted = rows.clone();
-    sorted.sort_by(|a, b| a.1.total_cmp(&b.1));
-    for (name, ns) in &sorted {
-        t.push(vec![
-            name.clone(),
-            format!("{ns:.2}"),
-            format!("{:.2}x", ns / fastest),
-        ]);
+    let mut t = TextTable::new(headers);
+    for c in &sorted {
+        let mut row = vec![
+            c.name.clone(),
+            c.ns.fmt_decimals(2),
+            format!("{:.2}x", c.ns.median / fastest),
+        ];
+        if let Some(k) = kernel_op {
+            row.push(format!("{:.1}%", c.ns.median / k.median * 100.0));
+        }
+        t.push(row);
     }
-    let mut s = Section::default();
+    let mut s = Section {
+        key: "hash_cost".into(),
+        ..Section::default()
+    };
+    let runs = sorted.first().map_or(0, |c| c.ns.runs);
     let _ = write!(
         s.markdown,
-        "## Hash cost\n\nMedian of {reps} batches of 65,536 `perf` keys, one core, this run. \
-         Every hasher costs a small fraction of the ~200–300 ns futex syscall, which is why the \
-         seed thread's throughput columns differ by only a few percent.\n\n{}",
-        code_block(&t.render())
+        "## Hash cost\n\nns per hash of 65,536 `perf` keys on one core: median ± half-range of \
+         {runs} runs (each the median of several batches).",
     );
-    Ok(s)
+    if let (Some(k), Some(lo), Some(hi)) = (kernel_op, sorted.first(), sorted.last()) {
+        let _ = write!(
+            s.markdown,
+            " This machine's measured futex operation (one thread, global hash) takes {} ns, so \
+             the hashers cost between {:.1} % ({}) and {:.1} % ({}) of it.",
+            fmt_grouped(k.median, 0),
+            lo.ns.median / k.median * 100.0,
+            lo.name,
+            hi.ns.median / k.median * 100.0,
+            hi.name
+        );
+    }
+    let _ = write!(
+        s.markdown,
+        "\n\n{}",
+        code_block(&t.render_within(MAX_WIDTH, 1))
+    );
+    s.figures = json!({
+        "kernel_op_ns": kernel_op,
+        "hashers": ctx.costs.iter().map(|c| json!({"name": c.name, "ns": c.ns})).collect::<Vec<_>>(),
+    });
+    s
 }
 
 /// Bucket counts shown in the distribution tables.
 const DIST_ROWS: [u64; 9] = [16, 64, 256, 1024, 4096, 16384, 32768, 65536, 131072];
 
-/// Distribution quality of the seed hashers on `perf`, `aslr` and `pages` keys.
-pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String> {
-    let mut s = Section::default();
-    s.markdown.push_str(
-        "## Distribution quality\n\nCollisions (`keys − occupied buckets`) divided by what a \
-         uniformly random function would give, with the kernel's `mask` reduction: 1.00 is \
-         random, above 1 is worse, below 1 more even than random (not a defect). Verdicts \
-         are SMHasher3-style with a Bonferroni correction over the run (`docs/dist.md`).\n",
-    );
+/// The distribution sweeps (every hasher of the context on `perf`, `aslr` and `pages`
+/// keys, mask reduction, 2..131072 buckets), verdicts assigned per workload.
+pub fn distribution_runs(ctx: &Context) -> Result<Vec<DistRun>, String> {
     let buckets: Vec<u64> = (1..=17).map(|k| 1u64 << k).collect();
-    let hashers = seed_hashers();
+    let mut out = Vec::new();
     for (workload, n) in [
         ("perf", None),
         (
             "aslr",
-            Some(if depth == Depth::Quick {
+            Some(if ctx.depth == Depth::Quick {
                 1 << 16
             } else {
                 1 << 18
@@ -192,81 +159,282 @@ pub fn distribution_section(dir: &Path, depth: Depth) -> Result<Section, String>
         let keys: Vec<FutexKey> = w.generate(n, 1).map_err(|e| e.to_string())?.keys;
         let mut cache = ExpectationCache::default();
         let mut records: Vec<DistRecord> = Vec::new();
-        for h in &hashers {
+        for h in &ctx.hashers {
             records.extend(
                 sweep(h, workload, &keys, &buckets, &[Reduce::Mask], &mut cache)
                     .map_err(|e| e.to_string())?,
             );
         }
         assign_verdicts(&mut records);
+        out.push(DistRun {
+            workload: workload.into(),
+            keys: keys.len(),
+            records,
+        });
+    }
+    Ok(out)
+}
+
+/// Standard deviation of the collision count when `n` keys go uniformly at random into `m`
+/// buckets: collisions = n − m + empty, so it is the empty count's, whose variance is
+/// `m(m−1)(1−2/m)^n + m(1−1/m)^n − m²(1−1/m)^{2n}` (occupancy moments, e.g. Johnson & Kotz,
+/// "Urn Models", 1977).
+pub fn random_collisions_sd(n: u64, m: u64) -> f64 {
+    if m < 2 {
+        return 0.0;
+    }
+    let (n, m) = (n as f64, m as f64);
+    let a = (n * (1.0 - 1.0 / m).ln()).exp();
+    let b = (n * (1.0 - 2.0 / m).ln()).exp();
+    (m * (m - 1.0) * b + m * a - m * m * a * a).max(0.0).sqrt()
+}
+
+/// Short flag naming the statistic that failed (`F:max-load`) or warned (`w:…`).
+fn flag(r: &DistRecord) -> String {
+    match r.verdict {
+        Verdict::Pass => String::new(),
+        Verdict::Warn => format!(" w:{}", answers::failed_statistic(r)),
+        Verdict::Fail => format!(" F:{}", answers::failed_statistic(r)),
+    }
+}
+
+/// Distribution quality tables and plots from [`distribution_runs`].
+pub fn distribution_section(
+    ctx: &Context,
+    runs: &[DistRun],
+    dir: &Path,
+) -> Result<Section, String> {
+    let mut s = Section {
+        key: "distribution".into(),
+        ..Section::default()
+    };
+    s.markdown.push_str(
+        "## Distribution quality\n\nCollisions (`keys − occupied buckets`) divided by what a \
+         uniformly random function would give, with the kernel's `mask` reduction: 1.00 is \
+         random, above 1 is worse, below 1 more even than random (not a defect). Verdicts \
+         are SMHasher3-style with a Bonferroni correction over each workload's records \
+         (`docs/dist.md`); a flag names the statistic with the smallest p-value: `F` = fail, \
+         `w` = warn; `max-load` = largest bucket, `collisions`, `chi2` = Pearson's χ².\n",
+    );
+    let mut figures = Vec::new();
+    for run in runs {
         let mut headers = vec!["buckets".to_string()];
-        headers.extend(hashers.iter().map(|h| h.name().to_string()));
+        headers.extend(ctx.hashers.iter().map(|h| h.name().to_string()));
         let mut t = TextTable::new(headers);
         for b in DIST_ROWS {
             let mut row = vec![b.to_string()];
-            for h in &hashers {
-                let r = records
-                    .iter()
-                    .find(|r| r.buckets == b && r.algo == h.name())
-                    .expect("record per size");
-                let mark = match r.verdict {
-                    Verdict::Pass => "",
-                    Verdict::Warn => " w",
-                    Verdict::Fail => " F",
-                };
-                row.push(format!("{:.2}{mark}", r.collisions_ratio()));
+            for h in &ctx.hashers {
+                row.push(
+                    run.records
+                        .iter()
+                        .find(|r| r.buckets == b && r.algo == h.name())
+                        .map_or("-".into(), |r| {
+                            format!("{:.2}{}", r.collisions_ratio(), flag(r))
+                        }),
+                );
             }
             t.push(row);
         }
-        let flagged: Vec<String> = records
+        let flagged: Vec<String> = run
+            .records
             .iter()
             .filter(|r| r.verdict != Verdict::Pass)
-            .map(|r| format!("{}@{} ({})", r.algo, r.buckets, r.verdict.as_str()))
+            .map(|r| {
+                format!(
+                    "{}@{} ({} {})",
+                    r.algo,
+                    r.buckets,
+                    r.verdict.as_str(),
+                    answers::failed_statistic(r)
+                )
+            })
             .collect();
         let _ = write!(
             s.markdown,
-            "\n### `{workload}` workload, {} keys\n\n{}\n{}\n",
-            fmt_grouped(keys.len() as f64, 0),
-            code_block(&t.render()),
+            "\n### `{}` workload, {} keys\n\n{}\n{}\n",
+            run.workload,
+            fmt_grouped(run.keys as f64, 0),
+            code_block(&t.render_within(MAX_WIDTH, 1)),
             if flagged.is_empty() {
                 "No hasher is flagged at any size.".to_string()
             } else {
-                format!("Flagged (w = warn, F = fail): {}.", flagged.join(", "))
+                format!("Flagged: {}.", flagged.join(", "))
             }
         );
-        let series = series_by_algo(&hashers, &records, |r| {
-            (r.algo.as_str(), r.buckets, r.collisions_ratio())
-        });
-        plot(
-            dir,
-            &format!("dist-{workload}.svg"),
-            &format!("collisions / random expectation, {workload} keys"),
-            "buckets",
-            "collisions ratio",
-            &series,
-            &mut s,
-        )?;
+        let lines: Vec<Line> = ctx
+            .hashers
+            .iter()
+            .map(|h| {
+                Line::new(
+                    h.name(),
+                    run.records
+                        .iter()
+                        .filter(|r| r.algo == h.name())
+                        .map(|r| (r.buckets as f64, r.collisions_ratio()))
+                        .collect(),
+                )
+            })
+            .collect();
+        // The random-expectation band: ±3 standard deviations of a random function's
+        // collision count, as a ratio.
+        let band_points: Vec<(f64, f64, f64)> = run
+            .records
+            .iter()
+            .filter(|r| ctx.hashers.first().is_some_and(|h| r.algo == h.name()))
+            .filter(|r| r.collisions_expected > 0.0)
+            .map(|r| {
+                let sd = random_collisions_sd(r.keys, r.buckets) / r.collisions_expected;
+                (r.buckets as f64, 1.0 - 3.0 * sd, 1.0 + 3.0 * sd)
+            })
+            .collect();
+        let plot = Plot {
+            title: format!("collisions ÷ random expectation, {} keys", run.workload),
+            x_label: "buckets".into(),
+            y_label: "collisions ratio".into(),
+            log2_x: true,
+            lines,
+            band: Some(Band {
+                name: "random function ±3σ".into(),
+                points: band_points,
+            }),
+            reference: Some((1.0, "random = 1".into())),
+            ..Plot::default()
+        };
+        write_plot(dir, &format!("dist-{}.svg", run.workload), &plot, &mut s)?;
+        for r in &run.records {
+            figures.push(json!({
+                "workload": run.workload, "algo": r.algo, "buckets": r.buckets, "keys": r.keys,
+                "collisions_ratio": r.collisions_ratio(), "max_load": r.max_load,
+                "max_load_expected": r.max_load_expected, "verdict": r.verdict.as_str(),
+                "statistic": answers::failed_statistic(r),
+            }));
+        }
     }
+    s.figures = Value::Array(figures);
     Ok(s)
+}
+
+/// Records of `runs` repeated sweeps, grouped by configuration: the first run's record
+/// (as the representative) with the ops/sec of every run.
+fn group_runs(runs: &[Vec<BenchRecord>]) -> Vec<(BenchRecord, Spread)> {
+    let mut out: Vec<(BenchRecord, Vec<f64>)> = Vec::new();
+    for r in runs.iter().flatten() {
+        let key = |x: &BenchRecord| (x.column_label(), x.threads, x.buckets);
+        match out.iter_mut().find(|(k, _)| key(k) == key(r)) {
+            Some((_, v)) => v.push(r.ops_per_sec),
+            None => out.push((r.clone(), vec![r.ops_per_sec])),
+        }
+    }
+    out.into_iter()
+        .map(|(r, v)| (r, Spread::of(&v).unwrap_or(Spread::single(f64::NAN))))
+        .collect()
+}
+
+/// A seed-style table of grouped sweep records: rows (threads, buckets), one column per
+/// backend/hasher, integer ops/sec with ± when runs repeat.
+pub fn spread_table(groups: &[(BenchRecord, Spread)]) -> TextTable {
+    let mut columns: Vec<String> = Vec::new();
+    let mut rows: Vec<(usize, u64)> = Vec::new();
+    for (r, _) in groups {
+        if !columns.contains(&r.column_label()) {
+            columns.push(r.column_label());
+        }
+        if !rows.contains(&(r.threads, r.buckets)) {
+            rows.push((r.threads, r.buckets));
+        }
+    }
+    let mut headers = vec!["threads".to_string(), "buckets".to_string()];
+    headers.extend(columns.iter().map(|c| format!("{c} ops/s")));
+    let mut t = TextTable::new(headers);
+    for &(threads, buckets) in &rows {
+        let mut row = vec![
+            threads.to_string(),
+            if buckets == 0 {
+                "global".into()
+            } else {
+                buckets.to_string()
+            },
+        ];
+        for c in &columns {
+            row.push(
+                groups
+                    .iter()
+                    .find(|(r, _)| {
+                        r.threads == threads && r.buckets == buckets && &r.column_label() == c
+                    })
+                    .map_or("-".into(), |(_, s)| s.fmt_grouped()),
+            );
+        }
+        t.push(row);
+    }
+    t
+}
+
+/// The kernel column's variation across bucket counts at one thread count, against its
+/// run-to-run range: `(min, max, noise)`.
+fn kernel_variation(groups: &[(BenchRecord, Spread)], threads: usize) -> Option<(f64, f64, f64)> {
+    let k: Vec<&Spread> = groups
+        .iter()
+        .filter(|(r, _)| r.backend == "kernel" && r.threads == threads)
+        .map(|(_, s)| s)
+        .collect();
+    if k.len() < 2 {
+        return None;
+    }
+    let lo = k.iter().map(|s| s.median).fold(f64::INFINITY, f64::min);
+    let hi = k.iter().map(|s| s.median).fold(0.0, f64::max);
+    let noise = k.iter().map(|s| s.rel_half_range()).fold(0.0, f64::max);
+    Some((lo, hi, noise))
+}
+
+/// The sentence about the kernel curve: flat only when the data is flat.
+pub fn kernel_curve_sentence(threads: usize, lo: f64, hi: f64, noise: f64, runs: usize) -> String {
+    let change = hi / lo - 1.0;
+    if runs > 1 && change <= 2.0 * noise {
+        format!(
+            "At {threads} thread(s) the kernel's throughput varies by {:.0} % across bucket \
+             counts, inside twice its ±{:.0} % run-to-run range: no dependence on the bucket \
+             count shows beyond noise.",
+            change * 100.0,
+            noise * 100.0
+        )
+    } else if runs > 1 {
+        format!(
+            "At {threads} thread(s) the kernel's throughput varies by {:.0} % across bucket \
+             counts ({} to {} ops/s), beyond twice its ±{:.0} % run-to-run range.",
+            change * 100.0,
+            fmt_grouped(lo, 0),
+            fmt_grouped(hi, 0),
+            noise * 100.0
+        )
+    } else {
+        format!(
+            "At {threads} thread(s) the kernel's throughput varies by {:.0} % across bucket \
+             counts ({} to {} ops/s); one run, so how much of that is noise is not known \
+             (`--repeat 3` measures it).",
+            change * 100.0,
+            fmt_grouped(lo, 0),
+            fmt_grouped(hi, 0)
+        )
+    }
 }
 
 /// `perf bench futex hash` on this machine: the model table (jhash2 and jhash2-addr, the
 /// kernel's global and private hashers) next to the real kernel, 1 thread and one per CPU,
-/// plus the side-by-side cost figures of `futexhash bench --compare`.
-pub fn throughput_section(dir: &Path, depth: Depth) -> Result<Section, String> {
+/// `--repeat` runs, plus the side-by-side figures of `futexhash bench --compare`.
+pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> {
     use crate::bench::compare::compare;
-    use crate::bench::runner::allowed_cpus;
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
-    use crate::throughput::record::{sweep_table, write_plot};
+    use crate::hashers::{Builtin, HashKey};
     use std::time::Duration;
-    let quick = depth == Depth::Quick;
+    let quick = ctx.depth == Depth::Quick;
     let runtime = Duration::from_millis(if quick { 250 } else { 1000 });
     let buckets: Vec<u64> = if quick {
         vec![2, 16, 128, 1024, 0]
     } else {
         vec![2, 8, 32, 128, 512, 2048, 8192, 32768, 0]
     };
-    let cpus = allowed_cpus().len().max(1);
+    let cpus = ctx.machine.cpus_allowed.max(1);
     let mut spec = SweepSpec::new(
         vec![BackendChoice::Model, BackendChoice::Kernel],
         Some(buckets),
@@ -281,60 +449,326 @@ pub fn throughput_section(dir: &Path, depth: Depth) -> Result<Section, String> {
         })
         .collect();
     spec.threads = if cpus > 1 { vec![1, cpus] } else { vec![1] };
-    let result = sweep(&spec, &mut |_| {}).map_err(|e| e.to_string())?;
-    let records = result.records();
+    let mut runs = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    for _ in 0..ctx.repeat {
+        let result = sweep(&spec, &mut |_| {}).map_err(|e| e.to_string())?;
+        for w in result.warnings.iter() {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+        runs.push(result.records());
+    }
+    let groups = group_runs(&runs);
     let figures = compare(runtime, 1024).map_err(|e| e.to_string())?;
-    let mut s = Section::default();
+    let mut s = Section {
+        key: "throughput".into(),
+        ..Section::default()
+    };
     let _ = write!(
         s.markdown,
         "## Throughput on this machine: model table and real kernel\n\n`perf bench futex \
-         hash`'s loop ({} s per configuration), mean per-thread ops/sec. `jhash2` and \
+         hash`'s loop ({} s per configuration, {} run(s){}), mean ops/s per thread. `jhash2` and \
          `jhash2-addr` are the model table with that hasher (private table, aligned buckets; \
-         0 = the global table); `kernel` is this machine's `futex(2)` with `PR_FUTEX_HASH` \
-         slots. The model skips the syscall, so it runs several times faster; what to compare \
-         is the shape across bucket counts, which on {cpus} CPU(s) is flat for the kernel: \
-         there is no contention to relieve.\n\n{}",
+         global = the global table); `kernel` is this machine's `futex(2)` with \
+         `PR_FUTEX_HASH` slots.",
         runtime.as_secs_f64(),
-        code_block(&sweep_table(&records))
+        ctx.repeat,
+        if ctx.repeat > 1 {
+            ": median ± half-range"
+        } else {
+            ""
+        }
     );
-    for w in &result.warnings {
-        let _ = writeln!(s.markdown, "\n> {w}");
+    let global = |col: &str, t: usize| {
+        groups
+            .iter()
+            .find(|(r, _)| r.column_label() == col && r.threads == t && r.buckets == 0)
+            .map(|(_, s)| s.median)
+    };
+    if let (Some(m), Some(k)) = (global("jhash2", 1), global("kernel", 1)) {
+        let _ = write!(
+            s.markdown,
+            " The model skips the syscall: at one thread on the global table it runs {:.1}× \
+             the kernel's rate, so compare shapes across bucket counts, not levels.",
+            m / k
+        );
     }
-    let path = dir.join("throughput.svg");
-    write_plot(&path, "perf bench futex hash on this machine", &records)
-        .map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
-    s.markdown
-        .push_str("\n![perf bench futex hash on this machine](throughput.svg)\n");
-    s.files.push(path);
+    for &t in &spec.threads {
+        if let Some((lo, hi, noise)) = kernel_variation(&groups, t) {
+            let _ = write!(
+                s.markdown,
+                " {}",
+                kernel_curve_sentence(t, lo, hi, noise, ctx.repeat)
+            );
+        }
+    }
     let _ = write!(
         s.markdown,
-        "\nSide by side in one run (`futexhash bench --compare`): the cost of a model \
-         operation against the kernel's syscall, how two threads scale on a large aligned \
-         table, and what packing buckets into shared cache lines costs.\n\n{}",
-        code_block(&figures.render())
+        "\n\n{}",
+        code_block(&spread_table(&groups).render_within(MAX_WIDTH, 2))
     );
+    for w in &warnings {
+        let _ = writeln!(s.markdown, "\n> {w}");
+    }
+    let mut lines: Vec<Line> = Vec::new();
+    for (r, _) in &groups {
+        let name = format!("{}, {} thread(s)", r.column_label(), r.threads);
+        if lines.iter().any(|l| l.name == name) {
+            continue;
+        }
+        let pts: Vec<&(BenchRecord, Spread)> = groups
+            .iter()
+            .filter(|(x, _)| {
+                x.column_label() == r.column_label() && x.threads == r.threads && x.buckets > 0
+            })
+            .collect();
+        lines.push(Line {
+            markers_only: false,
+            name,
+            points: pts
+                .iter()
+                .map(|(x, s)| (x.buckets as f64, s.median))
+                .collect(),
+            spread: if ctx.repeat > 1 {
+                pts.iter().map(|(_, s)| (s.min, s.max)).collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    let plot = Plot {
+        title: "perf bench futex hash on this machine".into(),
+        x_label: "private hash slots".into(),
+        y_label: "mean ops/sec per thread".into(),
+        log2_x: true,
+        lines,
+        ..Plot::default()
+    };
+    write_plot(dir, "throughput.svg", &plot, &mut s)?;
+    let mut ft = TextTable::new(["figure", "A", "median A", "B", "median B", "unit", "A/B"]);
+    for f in &figures.figures {
+        ft.push(vec![
+            f.figure.to_string(),
+            f.a.clone(),
+            fmt_grouped(f.a_median, 0),
+            f.b.clone(),
+            fmt_grouped(f.b_median, 0),
+            f.unit.to_string(),
+            format!("{:.3}", f.ratio),
+        ]);
+    }
+    let _ = write!(
+        s.markdown,
+        "\nSide by side in one run (`futexhash bench --compare`, medians of {} alternating \
+         runs): the cost of a model operation against the kernel's syscall, how two threads \
+         scale on a large aligned table, and what packing buckets into shared cache lines \
+         costs.\n\n{}",
+        figures.figures.first().map_or(0, |f| f.reps),
+        code_block(&ft.render_records(MAX_WIDTH))
+    );
+    s.figures = json!({
+        "runs": groups.iter().map(|(r, sp)| json!({
+            "backend": r.backend, "algo": r.algo, "table": r.table, "buckets": r.buckets,
+            "threads": r.threads, "ops_per_sec": sp,
+        })).collect::<Vec<_>>(),
+        "compare": figures.figures,
+        "warnings": warnings,
+    });
     Ok(s)
+}
+
+/// Per hasher, the min and max of `predicted / published` on the eight-algorithm table.
+fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
+    let v: Vec<f64> = ctx
+        .validation
+        .iter()
+        .filter(|r| r.table == PUBLISHED_TABLES[1] && r.algo == algo)
+        .map(|r| r.ratio)
+        .collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    (!v.is_empty()).then_some((lo, hi))
 }
 
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
-pub fn simulation_section(dir: &Path, depth: Depth, data_dir: &Path) -> Result<Section, String> {
-    use crate::sim::sweep::{SimSweep, run_sweep};
-    use crate::sim::validate::{
-        calibrate_seed_box, predict_published, rms_log_error, seed_box_template,
+pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> {
+    let records = sim_hasher_sweep(ctx)?;
+    let rms = |table: &str| {
+        crate::sim::validate::rms_log_error(ctx.validation.iter().filter(|r| r.table == table))
     };
-    use crate::sim::{SimLength, SimOp};
-    use crate::throughput::record::sweep_table;
-    let len = if depth == Depth::Quick {
-        SimLength {
-            warmup_ops: 100,
-            measured_ops: 500,
+    let tol = ctx.sim_error(Some(PUBLISHED_TABLES[1]));
+    let mut s = Section {
+        key: "simulation".into(),
+        ..Section::default()
+    };
+    let _ = write!(
+        s.markdown,
+        "## Prediction: the seed thread's 256-CPU box\n\nA discrete-event simulation of 240 \
+         threads running perf's loop on a 2-node, 256-CPU machine, calibrated on two rows \
+         (global hash and 4 slots) of the published 240-thread table; cells are predicted \
+         mean ops/s per thread. Against the published tables it was not fitted to, the RMS \
+         log error is {:.3} (240-thread slots), {:.3} (eight algorithms) and {:.3} (110 \
+         threads pinned to one node): `futexhash sim validate` prints every row.\n\n{}",
+        rms(PUBLISHED_TABLES[0]),
+        rms(PUBLISHED_TABLES[1]),
+        rms(PUBLISHED_TABLES[2]),
+        code_block(&sim_table(ctx, &records).render_within(MAX_WIDTH, 1))
+    );
+    // Which hashers the simulation sets apart from jhash2, and whether that survives the
+    // simulator's error on the same column.
+    let mut apart = Vec::new();
+    for h in &ctx.hashers {
+        if h.name() == "jhash2" {
+            continue;
         }
+        let best = records
+            .iter()
+            .filter(|r| r.algo == h.name())
+            .filter_map(|r| {
+                let j = records
+                    .iter()
+                    .find(|x| x.algo == "jhash2" && x.buckets == r.buckets)?;
+                Some((r.buckets, r.ops_per_sec / j.ops_per_sec - 1.0))
+            })
+            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+        if let Some((b, d)) = best.filter(|(_, d)| d.abs() > tol) {
+            let note = match validation_range(ctx, h.name()) {
+                Some((lo, hi)) => format!(
+                    " (but `sim validate` puts this column at {lo:.2}–{hi:.2}× the published one)"
+                ),
+                None => String::new(),
+            };
+            apart.push(format!(
+                "{} {:+.0} % at {b} slots{note}",
+                h.name(),
+                d * 100.0
+            ));
+        }
+    }
+    if apart.is_empty() {
+        let _ = writeln!(
+            s.markdown,
+            "\nNo hasher differs from jhash2 by more than the simulator's ±{:.0} % error on the \
+             eight-algorithm table, so the simulation ranks none of them.",
+            tol * 100.0
+        );
     } else {
-        SimLength::default()
-    };
-    let profile = calibrate_seed_box(data_dir, &seed_box_template(), [0, 2], len)?;
-    let buckets: Vec<u64> = if depth == Depth::Quick {
+        let _ = writeln!(
+            s.markdown,
+            "\nBeyond the simulator's ±{:.0} % error on the eight-algorithm table, the \
+             simulation sets apart: {}. A ranking is claimed only where the published table \
+             agrees.",
+            tol * 100.0,
+            apart.join("; ")
+        );
+    }
+    let lines: Vec<Line> = ctx
+        .hashers
+        .iter()
+        .map(|h| {
+            Line::new(
+                h.name(),
+                records
+                    .iter()
+                    .filter(|r| r.algo == h.name())
+                    .map(|r| (r.buckets as f64, r.ops_per_sec))
+                    .collect(),
+            )
+        })
+        .collect();
+    write_plot(
+        dir,
+        "sim-256cpu.svg",
+        &Plot {
+            title: "simulated 256-CPU box, 240 threads".into(),
+            x_label: "private hash slots".into(),
+            y_label: "ops/sec per thread".into(),
+            log2_x: true,
+            lines,
+            ..Plot::default()
+        },
+        &mut s,
+    )?;
+    let published: Vec<&crate::sim::validate::ValidationRow> = ctx
+        .validation
+        .iter()
+        .filter(|r| r.table == PUBLISHED_TABLES[0] && r.buckets > 0)
+        .collect();
+    write_plot(
+        dir,
+        "sim-validation.svg",
+        &Plot {
+            title: "published vs simulated, 240 threads, jhash2".into(),
+            x_label: "private hash slots".into(),
+            y_label: "ops/sec per thread".into(),
+            log2_x: true,
+            lines: vec![
+                Line::new(
+                    "published",
+                    published
+                        .iter()
+                        .map(|r| (r.buckets as f64, r.published))
+                        .collect(),
+                ),
+                Line::new(
+                    "simulated",
+                    published
+                        .iter()
+                        .map(|r| (r.buckets as f64, r.predicted))
+                        .collect(),
+                ),
+            ],
+            ..Plot::default()
+        },
+        &mut s,
+    )?;
+    s.figures = json!({
+        "profile": ctx.seed_box.name,
+        "rms_log_error": {
+            PUBLISHED_TABLES[0]: rms(PUBLISHED_TABLES[0]),
+            PUBLISHED_TABLES[1]: rms(PUBLISHED_TABLES[1]),
+            PUBLISHED_TABLES[2]: rms(PUBLISHED_TABLES[2]),
+        },
+        "predicted": records.iter().map(|r| json!({
+            "algo": r.algo, "buckets": r.buckets, "threads": r.threads,
+            "ops_per_sec": r.ops_per_sec, "latency_ns_p99": r.latency_ns_p99,
+        })).collect::<Vec<_>>(),
+        "validation": ctx.validation.iter().map(|r| json!({
+            "table": r.table, "algo": r.algo, "buckets": r.buckets, "published": r.published,
+            "predicted": r.predicted, "calibration_row": r.calibration_row,
+        })).collect::<Vec<_>>(),
+    });
+    Ok(s)
+}
+
+fn sim_table(ctx: &Context, records: &[BenchRecord]) -> TextTable {
+    let mut headers = vec!["buckets".to_string()];
+    headers.extend(ctx.hashers.iter().map(|h| h.name().to_string()));
+    let mut t = TextTable::new(headers);
+    let mut sizes: Vec<u64> = records.iter().map(|r| r.buckets).collect();
+    sizes.dedup();
+    for b in sizes {
+        let mut row = vec![b.to_string()];
+        for h in &ctx.hashers {
+            row.push(
+                records
+                    .iter()
+                    .find(|r| r.buckets == b && r.algo == h.name())
+                    .map_or("-".into(), |r| fmt_grouped(r.ops_per_sec, 0)),
+            );
+        }
+        t.push(row);
+    }
+    t
+}
+
+/// The simulator call of the prediction section: every hasher at 240 threads.
+fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<BenchRecord>, String> {
+    use crate::sim::sweep::{SimSweep, run_sweep};
+    let buckets: Vec<u64> = if ctx.depth == Depth::Quick {
         (1..=17).step_by(2).map(|k| 1u64 << k).collect()
     } else {
         (1..=17).map(|k| 1u64 << k).collect()
@@ -343,76 +777,108 @@ pub fn simulation_section(dir: &Path, depth: Depth, data_dir: &Path) -> Result<S
         threads: vec![240],
         futexes: 1024,
         buckets,
-        hashers: seed_hashers(),
-        op: SimOp::WaitFail,
+        hashers: ctx.hashers.clone(),
+        op: crate::sim::SimOp::WaitFail,
         node: None,
-        len,
+        len: ctx.sim_len,
         seed: 1,
     };
-    let records = run_sweep(&profile, &sweep, || {})?;
-    let validation = predict_published(data_dir, &profile, [0, 2], len)?;
-    let rms = |table: &str| rms_log_error(validation.iter().filter(|r| r.table == table));
-    let mut s = Section::default();
-    let _ = write!(
-        s.markdown,
-        "## Prediction: the seed thread's 256-CPU box\n\nA discrete-event simulation of 240 \
-         threads running perf's loop on a 2-node, 256-CPU machine, calibrated on two rows \
-         (global hash and 4 slots) of the published 240-thread table; cells are predicted \
-         mean per-thread ops/sec. Against the published tables it was not fitted to, the RMS \
-         log error is {:.3} (240-thread slots), {:.3} (eight algorithms) and {:.3} (110 \
-         threads pinned to one node): `futexhash sim validate` prints every row.\n\n{}",
-        rms("buckets-240threads-256cpu.csv"),
-        rms("algos-240threads-256cpu.csv"),
-        rms("buckets-110threads-node1-256cpu.csv"),
-        code_block(&sweep_table(&records))
-    );
-    let series = series_by_algo(&sweep.hashers, &records, |r| {
-        (r.algo.as_str(), r.buckets, r.ops_per_sec)
-    });
-    plot(
-        dir,
-        "sim-256cpu.svg",
-        "simulated 256-CPU box, 240 threads",
-        "private hash slots",
-        "ops/sec per thread",
-        &series,
-        &mut s,
-    )?;
-    let published = validation
-        .iter()
-        .filter(|r| r.table == "buckets-240threads-256cpu.csv" && r.buckets > 0);
-    let pts = |f: fn(&crate::sim::validate::ValidationRow) -> f64| {
-        published
-            .clone()
-            .map(|r| (r.buckets as f64, f(r)))
-            .collect::<Vec<_>>()
-    };
-    plot(
-        dir,
-        "sim-validation.svg",
-        "published vs simulated, 240 threads, jhash2",
-        "private hash slots",
-        "ops/sec per thread",
-        &[
-            ("published".to_string(), pts(|r| r.published)),
-            ("simulated".to_string(), pts(|r| r.predicted)),
-        ],
-        &mut s,
-    )?;
-    Ok(s)
+    run_sweep(&ctx.seed_box, &sweep, || {})
 }
 
-/// Writes `report.md` from the sections, atomically.
-pub fn write_report(dir: &Path, title_note: &str, sections: &[Section]) -> Result<PathBuf, String> {
-    let mut md = format!("# futexhash report\n\n{title_note}\n\n");
-    for s in sections {
-        md.push_str(&s.markdown);
-        md.push('\n');
+/// A whole report: its sections in order (the answers first).
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Sections, in order.
+    pub sections: Vec<Section>,
+}
+
+impl Report {
+    /// `report.md`'s text under the title note.
+    pub fn markdown(&self, title_note: &str) -> String {
+        let mut md = format!("# futexhash report\n\n{title_note}\n\n");
+        for s in &self.sections {
+            md.push_str(&s.markdown);
+            md.push('\n');
+        }
+        md
     }
-    let path = dir.join("report.md");
-    crate::render::write_atomic(Some(&path), md.as_bytes())
-        .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
-    Ok(path)
+
+    /// `report.json`: the machine, the configuration and every section's figures.
+    pub fn json(&self, ctx: &Context, config: Value) -> Value {
+        let mut sections = serde_json::Map::new();
+        for s in &self.sections {
+            sections.insert(s.key.clone(), s.figures.clone());
+        }
+        json!({
+            "machine": ctx.machine,
+            "config": config,
+            "sections": sections,
+        })
+    }
+}
+
+/// Runs every section in order; `step` is told each step's name before it runs.
+pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Report, String> {
+    let runs = ctx.answer_runs();
+    step("kernel futex cost");
+    let kernel_op = answers::measure_kernel_op(ctx, runs);
+    step("distribution");
+    let dist = distribution_runs(ctx)?;
+    step("answers: private hash size");
+    let mut curves = Vec::new();
+    for p in ctx.profiles() {
+        let threads = answers::profile_threads(p);
+        curves.push((p.clone(), answers::sim_slot_curves(ctx, p, &threads)?));
+    }
+    step("answers: noisy neighbour");
+    let noisy = answers::measure_noisy(ctx, runs)?;
+    step("answers: alignment");
+    let layouts = answers::measure_layouts(ctx, runs)?;
+    let sizes = answers::sim_table_sizes(ctx, &[16, 64, 240])?;
+    step("answers: NUMA");
+    let numa = answers::sim_numa(ctx, &[2, 10])?;
+    let list = vec![
+        answers::default_and_limit(ctx, &curves, dir)?,
+        answers::global_vs_private(ctx, &curves, &noisy),
+        answers::which_hash(ctx, &dist, kernel_op, dir)?,
+        answers::alignment(ctx, &layouts, &sizes, dir)?,
+        answers::numa(ctx, &numa),
+    ];
+    let mut answers_section = Section {
+        key: "answers".into(),
+        markdown: "## Answers\n\nThe seed threads' questions, each answered from this run's \
+                   figures, with the evidence, the command that reproduces it and how sure \
+                   the answer is.\n\n"
+            .into(),
+        ..Section::default()
+    };
+    let mut figures = serde_json::Map::new();
+    let keys = [
+        "default_and_limit",
+        "global_vs_private",
+        "which_hash",
+        "alignment",
+        "numa",
+    ];
+    for (k, a) in keys.iter().zip(&list) {
+        answers_section.markdown.push_str(&a.markdown());
+        answers_section.files.extend(a.files.iter().cloned());
+        figures.insert(
+            k.to_string(),
+            json!({ "question": a.question, "answer": a.answer, "figures": a.figures }),
+        );
+    }
+    answers_section.figures = Value::Object(figures);
+    let mut sections = vec![answers_section, machine_section(ctx)];
+    step("hash cost");
+    sections.push(hash_cost_section(ctx, kernel_op));
+    sections.push(distribution_section(ctx, &dist, dir)?);
+    step("throughput: model and kernel");
+    sections.push(throughput_section(ctx, dir)?);
+    step("simulation");
+    sections.push(simulation_section(ctx, dir)?);
+    Ok(Report { sections })
 }
 
 #[cfg(test)]
@@ -420,23 +886,88 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distribution_section_flags_what_the_statistics_flag() {
-        let dir = std::env::temp_dir().join(format!("fh-eval-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let s = distribution_section(&dir, Depth::Quick).unwrap();
-        assert_eq!(s.files.len(), 3);
-        for f in &s.files {
-            let svg = std::fs::read_to_string(f).unwrap();
-            assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
+    fn random_collision_spread_matches_a_brute_force_count() {
+        // Exact variance of the empty-bucket count by enumerating all m^n assignments of
+        // n = 4 keys to m = 3 buckets.
+        let (n, m) = (4u32, 3u64);
+        let mut sum = 0.0;
+        let mut sum2 = 0.0;
+        let total = m.pow(n);
+        for code in 0..total {
+            let mut used = [false; 3];
+            let mut c = code;
+            for _ in 0..n {
+                used[(c % m) as usize] = true;
+                c /= m;
+            }
+            let empty = used.iter().filter(|u| !**u).count() as f64;
+            sum += empty;
+            sum2 += empty * empty;
         }
-        assert!(s.markdown.contains("### `perf` workload, 245,760 keys"));
-        // hash_long with the kernel's mask on perf keys fills at most ~16.8K buckets
-        // (docs/dist.md): the report must show it failing at 131072.
+        let mean = sum / total as f64;
+        let var = sum2 / total as f64 - mean * mean;
+        assert!((random_collisions_sd(4, 3) - var.sqrt()).abs() < 1e-12);
+        assert_eq!(random_collisions_sd(10, 1), 0.0);
+    }
+
+    #[test]
+    fn kernel_curve_is_called_flat_only_when_it_is() {
+        let flat = kernel_curve_sentence(1, 2.60e6, 2.67e6, 0.02, 3);
+        assert!(flat.contains("no dependence"), "{flat}");
+        // The issue's case: 2.67 M → 1.94 M is a 38 % spread, beyond ±2 %.
+        let fell = kernel_curve_sentence(1, 1.94e6, 2.67e6, 0.02, 3);
         assert!(
-            s.markdown.contains("hash_long@131072 (fail)"),
-            "{}",
-            s.markdown
+            fell.contains("beyond") && !fell.contains("no dependence"),
+            "{fell}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
+        let once = kernel_curve_sentence(1, 2.60e6, 2.67e6, 0.0, 1);
+        assert!(
+            once.contains("not known") && !once.contains("no dependence"),
+            "{once}"
+        );
+    }
+
+    #[test]
+    fn spread_table_has_integers_and_plus_minus() {
+        use crate::throughput::record::RecordMeta;
+        use crate::throughput::{RunOutcome, ThreadOutcome, Workload};
+        let outcome = RunOutcome {
+            runtime_s: 1.0,
+            threads: vec![ThreadOutcome {
+                cpu: Some(0),
+                ops: 1,
+                secs: 1.0,
+                cpu_secs: 1.0,
+                unexpected: 0,
+                first_addr: 0,
+                last_addr: 0,
+            }],
+            latency_ns_p50: 1,
+            latency_ns_p99: 1,
+            latency_ns_p999: 1,
+            latency_samples: 1,
+        };
+        let r = BenchRecord::new(
+            RecordMeta {
+                backend: "kernel".into(),
+                algo: "kernel".into(),
+                table: "private".into(),
+                layout: "kernel".into(),
+                buckets: 16,
+                futexes: 1024,
+                workload: Workload::Hash,
+                shared: false,
+                slots_applied: None,
+                pid: 0,
+            },
+            &outcome,
+        );
+        let groups = vec![(
+            r,
+            Spread::of(&[1_000_000.4, 1_100_000.0, 900_000.0]).unwrap(),
+        )];
+        let out = spread_table(&groups).render();
+        assert!(out.contains("1,000,000 ±10%"), "{out}");
+        assert!(out.contains("kernel ops/s"), "{out}");
     }
 }

@@ -1,0 +1,249 @@
+//! What every section of a report shares, computed once before the sections run: the
+//! hashers (the seed threads' eight plus the user's `--algo`), the machine, each hasher's
+//! cost measured in this run, the simulator's 256-CPU profile calibrated on the published
+//! table and its validation error, and the user's own `--profile`.
+//!
+//! The simulator is reached only through [`calibrated_seed_box`] and
+//! [`with_measured_costs`] here and the `sim_*` functions of [`super::answers`], so an
+//! API change there stays in a few functions.
+
+use super::machine::MachineInfo;
+use super::spread::Spread;
+use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher};
+use crate::sim::SimLength;
+use crate::sim::profile::MachineProfile;
+use crate::sim::validate::{
+    ValidationRow, calibrate_seed_box, predict_published, rms_log_error, seed_box_template,
+};
+use crate::workload::KeyWorkload;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How much work the report does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Shorter runs and fewer configurations (the report's own note says how long it
+    /// took).
+    Quick,
+    /// The full evaluation (longer runs, more keys, more configurations).
+    Full,
+}
+
+/// One hasher's cost measured in this run.
+#[derive(Clone, Debug)]
+pub struct HashCost {
+    /// Hasher name.
+    pub name: String,
+    /// ns per hash over the runs (each run: the median of several batches).
+    pub ns: Spread,
+}
+
+/// The published tables the simulator is validated against (file names in `--data`).
+pub const PUBLISHED_TABLES: [&str; 3] = [
+    "buckets-240threads-256cpu.csv",
+    "algos-240threads-256cpu.csv",
+    "buckets-110threads-node1-256cpu.csv",
+];
+
+/// The rows of the published 240-thread table the 256-CPU profile is fitted to.
+pub const CALIBRATION_ROWS: [usize; 2] = [0, 2];
+
+/// Everything the sections share.
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// Quick or full.
+    pub depth: Depth,
+    /// `--repeat`: runs of every measured figure (the answers use at least 3).
+    pub repeat: usize,
+    /// The seed's eight, then the user's `--algo` hashers (names unique).
+    pub hashers: Vec<SharedHasher>,
+    /// Names of the user's hashers (a subset of `hashers`).
+    pub extra: Vec<String>,
+    /// The machine this run measures.
+    pub machine: MachineInfo,
+    /// Cost per hasher, in `hashers` order.
+    pub costs: Vec<HashCost>,
+    /// The seed thread's 256-CPU box, calibrated; hashers it has no figure for carry this
+    /// run's measured cost.
+    pub seed_box: MachineProfile,
+    /// The user's `--profile` (with measured costs filled in the same way).
+    pub user_profile: Option<MachineProfile>,
+    /// The simulator against every published row.
+    pub validation: Vec<ValidationRow>,
+    /// Simulated run length.
+    pub sim_len: SimLength,
+    /// Directory of the published tables.
+    pub data_dir: PathBuf,
+}
+
+impl Context {
+    /// Measures the costs, calibrates and validates the 256-CPU profile.
+    pub fn build(
+        depth: Depth,
+        repeat: usize,
+        extra: Vec<SharedHasher>,
+        user_profile: Option<MachineProfile>,
+        data_dir: &Path,
+    ) -> Result<Context, String> {
+        let mut hashers = seed_hashers();
+        let mut extra_names = Vec::new();
+        for h in extra {
+            if !hashers.iter().any(|k| k.name() == h.name()) {
+                extra_names.push(h.name().to_string());
+                hashers.push(h);
+            }
+        }
+        let repeat = repeat.max(1);
+        let costs = measure_costs(&hashers, depth, repeat.max(3))?;
+        let sim_len = if depth == Depth::Quick {
+            SimLength {
+                warmup_ops: 100,
+                measured_ops: 500,
+            }
+        } else {
+            SimLength::default()
+        };
+        let seed_box = with_measured_costs(calibrated_seed_box(data_dir, sim_len)?, &costs);
+        let validation = predict_published(data_dir, &seed_box, CALIBRATION_ROWS, sim_len)?;
+        let user_profile = user_profile.map(|p| with_measured_costs(p, &costs));
+        Ok(Context {
+            depth,
+            repeat,
+            hashers,
+            extra: extra_names,
+            machine: MachineInfo::this_machine(),
+            costs,
+            seed_box,
+            user_profile,
+            validation,
+            sim_len,
+            data_dir: data_dir.to_path_buf(),
+        })
+    }
+
+    /// Runs of each measured figure in the answers: `--repeat`, at least 3, so that a
+    /// range exists to compare differences against.
+    pub fn answer_runs(&self) -> usize {
+        self.repeat.max(3)
+    }
+
+    /// The cost of hasher `name` measured in this run.
+    pub fn cost(&self, name: &str) -> Option<Spread> {
+        self.costs.iter().find(|c| c.name == name).map(|c| c.ns)
+    }
+
+    /// The simulator's validated error: `exp(RMS log error) − 1` over the published rows
+    /// of `table` that were not used to fit it (all tables when `None`).
+    pub fn sim_error(&self, table: Option<&str>) -> f64 {
+        rms_log_error(
+            self.validation
+                .iter()
+                .filter(|r| !r.calibration_row && table.is_none_or(|t| r.table == t)),
+        )
+        .exp_m1()
+    }
+
+    /// The profiles the answers evaluate: the seed box, then the user's.
+    pub fn profiles(&self) -> Vec<&MachineProfile> {
+        std::iter::once(&self.seed_box)
+            .chain(self.user_profile.as_ref())
+            .collect()
+    }
+}
+
+/// The eight seed hashers.
+pub fn seed_hashers() -> Vec<SharedHasher> {
+    SEED_EIGHT
+        .iter()
+        .map(|n| {
+            Builtin::by_name(n, HashKey::DEFAULT)
+                .expect("seed hasher")
+                .shared()
+        })
+        .collect()
+}
+
+/// Cost of one hash per hasher: `runs` runs, each the median of several batches of 65,536
+/// `perf` keys on one core (criterion's careful figures: `cargo bench --bench hashers`).
+pub fn measure_costs(
+    hashers: &[SharedHasher],
+    depth: Depth,
+    runs: usize,
+) -> Result<Vec<HashCost>, String> {
+    let keys = KeyWorkload::Perf
+        .generate(Some(1 << 16), 7)
+        .map_err(|e| e.to_string())?
+        .keys;
+    let batches = if depth == Depth::Quick { 7 } else { 21 };
+    let mut out = vec![0u32; keys.len()];
+    let mut per_run: Vec<Vec<f64>> = vec![Vec::new(); hashers.len()];
+    // Runs interleave the hashers, so a slow moment of the machine hits all of them.
+    for _ in 0..runs {
+        for (i, h) in hashers.iter().enumerate() {
+            let mut times: Vec<f64> = (0..batches)
+                .map(|_| {
+                    let t = Instant::now();
+                    h.hash_many(std::hint::black_box(&keys), &mut out);
+                    std::hint::black_box(&out);
+                    t.elapsed().as_secs_f64() * 1e9 / keys.len() as f64
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            per_run[i].push(times[times.len() / 2]);
+        }
+    }
+    Ok(hashers
+        .iter()
+        .zip(per_run)
+        .map(|(h, v)| HashCost {
+            name: h.name().to_string(),
+            ns: Spread::of(&v).unwrap_or(Spread::single(f64::NAN)),
+        })
+        .collect())
+}
+
+/// The seed thread's 256-CPU box fitted to two rows of the published 240-thread table.
+pub fn calibrated_seed_box(data_dir: &Path, len: SimLength) -> Result<MachineProfile, String> {
+    calibrate_seed_box(data_dir, &seed_box_template(), CALIBRATION_ROWS, len)
+}
+
+/// `profile` with this run's measured cost for every hasher it has no figure of its own
+/// for, so no hasher is simulated as free.
+pub fn with_measured_costs(mut profile: MachineProfile, costs: &[HashCost]) -> MachineProfile {
+    for c in costs {
+        if !profile.hash_ns.contains_key(&c.name) && c.ns.median.is_finite() {
+            profile.hash_ns.insert(c.name.clone(), c.ns.median);
+        }
+    }
+    profile
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_costs_fill_only_missing_hashers() {
+        let mut p = seed_box_template();
+        let jhash = p.hash_ns["jhash2"];
+        p.hash_ns.remove("xxhash");
+        let costs = vec![
+            HashCost {
+                name: "jhash2".into(),
+                ns: Spread::single(99.0),
+            },
+            HashCost {
+                name: "xxhash".into(),
+                ns: Spread::single(7.5),
+            },
+            HashCost {
+                name: "mine".into(),
+                ns: Spread::single(3.25),
+            },
+        ];
+        let p = with_measured_costs(p, &costs);
+        assert_eq!(p.hash_ns["jhash2"], jhash, "the profile's own figure wins");
+        assert_eq!(p.hash_ns["xxhash"], 7.5);
+        assert_eq!(p.hash_cost("mine"), 3.25);
+    }
+}
