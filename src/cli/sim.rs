@@ -837,7 +837,8 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
         None => seed_box_template(),
     };
     let len = v.len.length()?;
-    let (profile, results) = validate_all(&data, &template, rows, len).map_err(CliError::Usage)?;
+    let (profile, old, results) =
+        validate_all(&data, &template, rows, len).map_err(CliError::Usage)?;
     let text = if v.summary {
         validation_summary(&results)
     } else {
@@ -846,7 +847,14 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
                 output::to_json(&results).map_err(|e| CliError::Runtime(e.to_string()))?
             }
             Format::Csv => output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?,
-            Format::Table => validation_tables(&profile, &results),
+            Format::Table => format!(
+                "{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
+                validation_tables(&profile, &results),
+                old.name,
+                old.outside_ns,
+                old.handoff_local_ns,
+                old.handoff_remote_ns
+            ),
         }
     };
     v.out.emit(&text)

@@ -33,10 +33,12 @@
 //! times slower — perf's threads never sleep, so a sibling with a thread is always busy.
 //!
 //! More threads than CPUs: the threads pinned to one CPU share it in round-robin time
-//! slices of `timeslice_ns`; a thread only progresses inside its own slices. A waiter whose
-//! turn comes while it is descheduled takes the lock only when it runs again (FIFO locks
-//! cannot skip it), and a holder whose slice ends keeps the lock across the other threads'
-//! slices: the lock-holder and lock-waiter preemption that oversubscribed spinlocks suffer.
+//! slices of `timeslice_ns`; a thread only progresses inside its own slices. The bucket
+//! lock is a spinlock, and `spin_lock()` disables preemption (non-`PREEMPT_RT` kernels),
+//! so a spinning waiter or a holder is never descheduled: a slice that ends inside the
+//! locked section is extended to the unlock. Lock-holder and lock-waiter preemption do not
+//! happen on bare metal; they are a virtualisation effect (a vCPU descheduled by the
+//! host), which this model does not include.
 //!
 //! Events (a thread arriving at the shared reference, at its bucket lock, or releasing
 //! the reference) are processed in global time order, which is exactly FIFO queueing at
@@ -327,9 +329,11 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         LockKind::Ticket => m.ticket_spinner_ns.unwrap_or(0.0),
         LockKind::Queued => m.queue_spinner_ns,
     });
-    // Start times of the acquisitions still pending on each contended lock (only locks
-    // that ever had a waiter get an entry): the waiters ahead of an arrival. At a saturated
-    // lock that count equals, on average, the spinners behind it when its own hand-off
+    // Start times of the acquisitions still pending on each cache line of contended locks
+    // (only lines that ever had a waiter get an entry): the waiters ahead of an arrival.
+    // Ticket waiters spin by reading the lock's line, so with packed buckets the spinners
+    // of every bucket in the line are in the way of each release. At a saturated lock
+    // that count equals, on average, the spinners behind it when its own hand-off
     // happens, which is what the per-waiter term charges.
     let mut pending: std::collections::HashMap<u32, std::collections::VecDeque<u64>> =
         std::collections::HashMap::new();
@@ -470,7 +474,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 let contended = now < free;
                 let mut start = now.max(free);
                 if contended && per_waiter > 0 {
-                    let queue = pending.entry(lock as u32).or_default();
+                    let queue = pending.entry(line as u32).or_default();
                     while queue.front().is_some_and(|&s| s <= now) {
                         queue.pop_front();
                     }
@@ -481,12 +485,13 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 } else {
                     start += x.miss(line_last_cpu[line], cpu);
                 }
-                // A descheduled waiter takes its turn only when it runs again.
-                let start = sl.running_at(start);
                 if contended && per_waiter > 0 {
-                    pending.entry(lock as u32).or_default().push_back(start);
+                    pending.entry(line as u32).or_default().push_back(start);
                 }
-                let release = sl.finish(start, c.hold);
+                // `spin_lock()` disables preemption: a spinning waiter and a holder are not
+                // descheduled; the tick's preemption waits for the unlock (and the next
+                // outside work then starts in the thread's next slice).
+                let release = start + c.hold;
                 lock_free_at[lock] = release;
                 lock_last_cpu[lock] = cpu;
                 line_last_cpu[line] = cpu;
@@ -651,10 +656,11 @@ mod tests {
     }
 
     #[test]
-    fn a_preempted_holder_blocks_its_bucket() {
-        // Three threads per CPU on two CPUs, all on one bucket with a long hold: a holder
-        // whose slice ends keeps the lock, so the one-lock bound of hold + hand-off is not
-        // reached, unlike with one thread per CPU.
+    fn spinlock_sections_are_not_preempted() {
+        // Three threads per CPU on two CPUs, all on one bucket, long hold: one thread per
+        // CPU runs at a time, the lock alternates between the CPUs (a hand-off every time)
+        // and is never held by a descheduled thread, so the one-lock bound of
+        // 1 / (hold + hand-off) is reached.
         let mut m = machine(2, 1);
         m.outside_ns = 10.0;
         m.hold_ns = 2000.0;
@@ -662,7 +668,7 @@ mod tests {
         let one_lock = 1e9 / (2000.0 + 200.0);
         let w = workload(6, 2, |_| vec![0], 1);
         let r = simulate(&m, &w, 0.0, LONG);
-        assert!(r.ops_per_sec_total < 0.95 * one_lock, "{r:?}");
+        assert!((r.ops_per_sec_total / one_lock - 1.0).abs() < 0.03, "{r:?} {one_lock}");
     }
 
     #[test]

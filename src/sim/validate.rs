@@ -541,17 +541,19 @@ pub fn validate_futex_numa(profile: &MachineProfile, len: SimLength) -> Result<V
 
 /// Everything `sim validate` checks: the 2024 tables (fitted on `rows` of the 240-thread
 /// table), seed 003's table and seed 002's pair.
+/// Returns the fitted 256-CPU profile, seed 003's fitted profile and the cells.
 pub fn validate_all(
     data_dir: &Path,
     template: &MachineProfile,
     rows: [usize; 2],
     len: SimLength,
-) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+) -> Result<(MachineProfile, MachineProfile, Vec<ValidationRow>), String> {
     let profile = calibrate_seed_box(data_dir, template, rows, len)?;
     let mut out = predict_published(data_dir, &profile, rows, len)?;
-    out.extend(validate_seed003(data_dir, len)?.1);
+    let (old, cells) = validate_seed003(data_dir, len)?;
+    out.extend(cells);
     out.push(validate_futex_numa(&profile, len)?);
-    Ok((profile, out))
+    Ok((profile, old, out))
 }
 
 /// Root-mean-square of `ln(ratio)` over rows: 0.10 means typically about 10 % off.
