@@ -59,10 +59,23 @@ fn bench_sim(c: &mut Criterion) {
 
     let mut table = c.benchmark_group("sim/table");
     table.sample_size(10);
-    let hashers: Vec<_> = ["jhash2", "jhash2-addr", "xxhash", "hash_long", "crc32c", "crc32", "siphash", "hsiphash"]
-        .iter()
-        .map(|n| Builtin::by_name(n, HashKey::DEFAULT).expect("seed hasher").shared())
-        .collect();
+    let hashers: Vec<_> = [
+        "jhash2",
+        "jhash2-addr",
+        "xxhash",
+        "hash_long",
+        "crc32c",
+        "crc32",
+        "siphash",
+        "hsiphash",
+    ]
+    .iter()
+    .map(|n| {
+        Builtin::by_name(n, HashKey::DEFAULT)
+            .expect("seed hasher")
+            .shared()
+    })
+    .collect();
     for hh in &hashers {
         profile.hash_ns.insert(hh.name().to_string(), 5.0);
     }

@@ -278,7 +278,11 @@ fn futex_numa_lock_test_separated_nodes_beat_one_bucket() {
 
 fn json(args: &[&str]) -> Vec<serde_json::Value> {
     let o = futexhash(args);
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice::<serde_json::Value>(&o.stdout)
         .unwrap()
         .as_array()
@@ -291,9 +295,21 @@ fn every_hasher_costs_something_and_says_where_it_came_from() {
     // The issue's case: the profile has no figure for the last four, which used to be
     // free. Now they are timed here and say so.
     let o = futexhash(&[
-        "sim", "--profile", "seed-256cpu", "-t", "1", "-b", "16", "--algo",
-        "jhash2,xxh3,xxh32,hsiphash32,hash_long_old", "--ops", "200", "--warmup", "20",
-        "--format", "json",
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "1",
+        "-b",
+        "16",
+        "--algo",
+        "jhash2,xxh3,xxh32,hsiphash32,hash_long_old",
+        "--ops",
+        "200",
+        "--warmup",
+        "20",
+        "--format",
+        "json",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -314,8 +330,19 @@ fn every_hasher_costs_something_and_says_where_it_came_from() {
 #[test]
 fn csv_records_carry_hash_ns_and_profile() {
     let o = futexhash(&[
-        "sim", "--profile", "seed-256cpu", "-t", "4", "-b", "16,auto", "--ops", "100",
-        "--warmup", "10", "--format", "csv",
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "4",
+        "-b",
+        "16,auto",
+        "--ops",
+        "100",
+        "--warmup",
+        "10",
+        "--format",
+        "csv",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
@@ -324,7 +351,11 @@ fn csv_records_carry_hash_ns_and_profile() {
         assert!(header.split(',').any(|h| h == f), "{f} in {header}");
     }
     // auto for 4 threads (+ perf's main) on 256 CPUs: roundup(4 × 5) = 32 slots.
-    assert!(text.lines().any(|l| l.contains(",auto,") && l.contains(",32,")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains(",auto,") && l.contains(",32,")),
+        "{text}"
+    );
 }
 
 #[test]
@@ -334,15 +365,31 @@ fn the_6_16_shared_reference_collapses_and_per_cpu_recovers() {
     // is within 10 % of no reference at all.
     let rate = |refcount: &str| {
         json(&[
-            "sim", "--profile", "seed-256cpu", "-t", "240", "-b", "auto", "--refcount",
-            refcount, "--ops", "300", "--warmup", "50", "--format", "json",
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "240",
+            "-b",
+            "auto",
+            "--refcount",
+            refcount,
+            "--ops",
+            "300",
+            "--warmup",
+            "50",
+            "--format",
+            "json",
         ])[0]["ops_per_sec"]
             .as_f64()
             .unwrap()
     };
     let (none, shared, percpu) = (rate("none"), rate("shared"), rate("percpu"));
     assert!(shared < 0.25 * percpu, "shared {shared} percpu {percpu}");
-    assert!((percpu / none - 1.0).abs() < 0.10, "percpu {percpu} none {none}");
+    assert!(
+        (percpu / none - 1.0).abs() < 0.10,
+        "percpu {percpu} none {none}"
+    );
 }
 
 #[test]
@@ -355,7 +402,15 @@ fn kernel_presets_and_axes_bad_values_exit_2() {
         &["sim", "--profile", "this-vm", "-t", "2", "--lock", "ticket"],
         &["sim", "--profile", "this-vm", "-t", "2", "--kernel", "3.13"],
         // 3.12 has no private hash.
-        &["sim", "--profile", "seed-256cpu", "--kernel", "3.12", "-b", "16"],
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--kernel",
+            "3.12",
+            "-b",
+            "16",
+        ],
     ];
     for args in cases {
         let o = futexhash(args);
@@ -372,13 +427,32 @@ fn oversubscribed_runs_are_time_sliced_and_say_so() {
     // 8 threads on the 2-CPU profile: four per CPU share it, so per-thread rates are
     // about a quarter of two threads' (no contention at 4096 slots).
     let o = futexhash(&[
-        "sim", "--profile", "this-vm", "-t", "2,8", "-b", "4096", "--ops", "3000",
-        "--warmup", "100", "--format", "json",
+        "sim",
+        "--profile",
+        "this-vm",
+        "-t",
+        "2,8",
+        "-b",
+        "4096",
+        "--ops",
+        "3000",
+        "--warmup",
+        "100",
+        "--format",
+        "json",
     ]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("time-sliced"));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let r = |t: u64| v.as_array().unwrap().iter().find(|r| r["threads"] == t).unwrap()["ops_per_sec"].as_f64().unwrap();
+    let r = |t: u64| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["threads"] == t)
+            .unwrap()["ops_per_sec"]
+            .as_f64()
+            .unwrap()
+    };
     let q = r(8) / r(2);
     assert!((q - 0.25).abs() < 0.03, "{q}");
 }
@@ -387,7 +461,13 @@ fn oversubscribed_runs_are_time_sliced_and_say_so() {
 fn this_machine_profile_and_the_own_box_workflow() {
     // The documented workflow, end to end, on this machine.
     let prof = tmp("this-machine.toml");
-    let o = futexhash(&["sim", "profile", "--this-machine", "--out", prof.to_str().unwrap()]);
+    let o = futexhash(&[
+        "sim",
+        "profile",
+        "--this-machine",
+        "--out",
+        prof.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&prof).unwrap();
     let cpus = std::thread::available_parallelism().unwrap().get();
@@ -395,25 +475,63 @@ fn this_machine_profile_and_the_own_box_workflow() {
     assert!(text.contains("jhash2 = "), "{text}");
     let mine = tmp("mine.csv");
     let o = futexhash(&[
-        "bench", "--backend", "kernel", "-t", "2", "-r", "1", "-b", "0,2,4,16,64,256,1024",
-        "--format", "csv", "--output", mine.to_str().unwrap(),
+        "bench",
+        "--backend",
+        "kernel",
+        "-t",
+        "2",
+        "-r",
+        "1",
+        "-b",
+        "0,2,4,16,64,256,1024",
+        "--format",
+        "csv",
+        "--output",
+        mine.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let fitted = tmp("mine.toml");
-    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/this-vm-template.toml");
+    let template =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/this-vm-template.toml");
     let o = futexhash(&[
-        "sim", "calibrate", "--from", mine.to_str().unwrap(), "--rows", "0,1", "--threads",
-        "2", "--cpus", "2", "--template", template.to_str().unwrap(), "--out",
+        "sim",
+        "calibrate",
+        "--from",
+        mine.to_str().unwrap(),
+        "--rows",
+        "0,1",
+        "--threads",
+        "2",
+        "--cpus",
+        "2",
+        "--template",
+        template.to_str().unwrap(),
+        "--out",
         fitted.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let fitted_text = std::fs::read_to_string(&fitted).unwrap();
     // The development VM's hash costs are not copied into the fitted profile.
-    assert!(!fitted_text.contains("[hash_ns]") || !fitted_text.contains("jhash2 ="), "{fitted_text}");
+    assert!(
+        !fitted_text.contains("[hash_ns]") || !fitted_text.contains("jhash2 ="),
+        "{fitted_text}"
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("outside_ns"), "{err}");
     // And the fitted profile simulates.
-    let v = json(&["sim", "--profile", fitted.to_str().unwrap(), "-t", "2", "-b", "0,2", "--ops", "200", "--format", "json"]);
+    let v = json(&[
+        "sim",
+        "--profile",
+        fitted.to_str().unwrap(),
+        "-t",
+        "2",
+        "-b",
+        "0,2",
+        "--ops",
+        "200",
+        "--format",
+        "json",
+    ]);
     assert_eq!(v.len(), 2);
 }
 
@@ -423,9 +541,25 @@ fn calibration_refuses_rows_that_determine_nothing() {
     let csv = tmp("same.csv");
     std::fs::write(&csv, "buckets,ops/sec\n16,100000\n16,100500\n").unwrap();
     let o = futexhash(&[
-        "sim", "calibrate", "--from", csv.to_str().unwrap(), "--rows", "0,1", "--threads",
-        "2", "--cpus", "2", "--out", tmp("never.toml").to_str().unwrap(),
+        "sim",
+        "calibrate",
+        "--from",
+        csv.to_str().unwrap(),
+        "--rows",
+        "0,1",
+        "--threads",
+        "2",
+        "--cpus",
+        "2",
+        "--out",
+        tmp("never.toml").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&o.stderr).trim_end().lines().count(), 1);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .trim_end()
+            .lines()
+            .count(),
+        1
+    );
 }

@@ -377,7 +377,10 @@ fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
 }
 
 /// The design axes from the preset and the explicit flags.
-fn design_of(a: &SimRunArgs, profile: &MachineProfile) -> Result<(SimOptions, Option<Kernel>), CliError> {
+fn design_of(
+    a: &SimRunArgs,
+    profile: &MachineProfile,
+) -> Result<(SimOptions, Option<Kernel>), CliError> {
     let kernel = a
         .kernel
         .as_deref()
@@ -413,10 +416,9 @@ fn design_of(a: &SimRunArgs, profile: &MachineProfile) -> Result<(SimOptions, Op
         };
     }
     crate::sim::check_design(profile, &design).map_err(CliError::Usage)?;
-    let (mut global, mut global_nodes) = kernel.map_or(
-        (global_hash_size(profile.cpus), 1),
-        |k| k.global_hash(profile.cpus, profile.nodes),
-    );
+    let (mut global, mut global_nodes) = kernel.map_or((global_hash_size(profile.cpus), 1), |k| {
+        k.global_hash(profile.cpus, profile.nodes)
+    });
     if let Some(g) = a.global_buckets {
         if !g.is_power_of_two() || g > MAX_SIM_BUCKETS {
             return Err(CliError::Usage(format!(
@@ -524,7 +526,9 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
             profile.timeslice_ns / 1000.0
         );
     }
-    let pb = progress(sweep.threads.len() * opts.slots.as_ref().map_or(0, Vec::len) * sweep.hashers.len());
+    let pb = progress(
+        sweep.threads.len() * opts.slots.as_ref().map_or(0, Vec::len) * sweep.hashers.len(),
+    );
     let records = run_sweep_with(&profile, &sweep, &opts, || pb.inc(1)).map_err(CliError::Usage)?;
     pb.finish_and_clear();
     let mut noted: Vec<&str> = Vec::new();
@@ -543,7 +547,9 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     }
     let text = match a.out.format {
         Format::Table => {
-            let global = opts.global_buckets.unwrap_or_else(|| global_hash_size(profile.cpus));
+            let global = opts
+                .global_buckets
+                .unwrap_or_else(|| global_hash_size(profile.cpus));
             let d = opts.design;
             format!(
                 "# simulated on profile: {}\n# design: {} buckets ({} B), {} lock, refcount {}; buckets 0 = global hash of {global} buckets\n# mean per-thread ops/sec\n{}",
@@ -597,7 +603,9 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
         ]);
         w.write_record(&cells).map_err(rt)?;
     }
-    let bytes = w.into_inner().map_err(|e| CliError::Runtime(e.to_string()))?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
     Ok(String::from_utf8(bytes).expect("csv output is UTF-8"))
 }
 
@@ -721,7 +729,10 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         }
     }
     template.validate().map_err(|e| {
-        CliError::Usage(format!("template with --cpus {} --nodes {}: {e}", c.cpus, c.nodes))
+        CliError::Usage(format!(
+            "template with --cpus {} --nodes {}: {e}",
+            c.cpus, c.nodes
+        ))
     })?;
     let cpus: Vec<u32> = match c.node {
         Some(n) if n >= c.nodes => {
@@ -761,14 +772,24 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
     // The measured kernel's hash: the template's figure only if the template is this
     // machine's; otherwise timed here.
     let cost = hash_cost(&template, &hasher).map_err(CliError::Usage)?;
-    let fit = calibrate(&template, &scenario, &hasher, cost.ns, &obs, c.len.length()?)
-        .map_err(CliError::Usage)?;
+    let fit = calibrate(
+        &template,
+        &scenario,
+        &hasher,
+        cost.ns,
+        &obs,
+        c.len.length()?,
+    )
+    .map_err(CliError::Usage)?;
     let mut fitted = fit.profile.clone();
     fitted.name = format!(
         "{} CPUs, {} node(s): calibrated on rows {} ({} threads, {}) of {}",
         c.cpus,
         c.nodes,
-        rows.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+        rows.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
         threads[0],
         algo,
         c.from.file_name().map_or_else(
@@ -776,8 +797,9 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
             |f| f.to_string_lossy().into_owned()
         )
     );
-    crate::render::write_atomic(Some(&c.out), fitted.to_toml().as_bytes())
-        .map_err(|e| CliError::Runtime(format!("cannot write profile '{}': {e}", c.out.display())))?;
+    crate::render::write_atomic(Some(&c.out), fitted.to_toml().as_bytes()).map_err(|e| {
+        CliError::Runtime(format!("cannot write profile '{}': {e}", c.out.display()))
+    })?;
     let say = |what: &str, f: &crate::sim::calibrate::Fitted| {
         if f.determined {
             format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)
@@ -846,7 +868,9 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
             Format::Json => {
                 output::to_json(&results).map_err(|e| CliError::Runtime(e.to_string()))?
             }
-            Format::Csv => output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?,
+            Format::Csv => {
+                output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?
+            }
             Format::Table => format!(
                 "{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
                 validation_tables(&profile, &results),
@@ -888,7 +912,9 @@ fn validation_summary(rows: &[ValidationRow]) -> String {
     }
     line(
         "all three 2024 tables",
-        rows.iter().filter(|r| r.table.ends_with("256cpu.csv")).collect(),
+        rows.iter()
+            .filter(|r| r.table.ends_with("256cpu.csv"))
+            .collect(),
     );
     s
 }
@@ -925,13 +951,17 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
     prof.ticket_spinner_ns = Some(20.0);
     for h in args::algo_list("seed", HashKey::DEFAULT)? {
         let ns = crate::sim::hashcost::measure_hash_ns(&h).map_err(CliError::Runtime)?;
-        prof.hash_ns.insert(h.name().to_string(), (ns * 1000.0).round() / 1000.0);
+        prof.hash_ns
+            .insert(h.name().to_string(), (ns * 1000.0).round() / 1000.0);
     }
     prof.validate().map_err(|e| {
-        CliError::Runtime(format!("the topology read from sysfs does not make a profile: {e}"))
+        CliError::Runtime(format!(
+            "the topology read from sysfs does not make a profile: {e}"
+        ))
     })?;
-    crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes())
-        .map_err(|e| CliError::Runtime(format!("cannot write profile '{}': {e}", p.out.display())))?;
+    crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes()).map_err(|e| {
+        CliError::Runtime(format!("cannot write profile '{}': {e}", p.out.display()))
+    })?;
     eprintln!(
         "futexhash: wrote {}: {} CPUs, {} threads per core, {} node(s); hash costs of the seed hashers timed here",
         p.out.display(),

@@ -213,12 +213,15 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     // the template's hand-off.
     let fastest = rows.iter().map(|o| o.ops_per_sec).fold(0.0, f64::max);
     let start_outside = (1e9 / fastest - template.hold_ns - hash_ns).max(1.0);
-    let mut th = [
-        start_outside.ln(),
-        template.handoff_local_ns.max(1.0).ln(),
-    ];
+    let mut th = [start_outside.ln(), template.handoff_local_ns.max(1.0).ln()];
     let floor = FLOOR_NS.ln();
-    let cap = (1e9 / rows.iter().map(|o| o.ops_per_sec).fold(f64::INFINITY, f64::min) * 8.0).ln();
+    let cap = (1e9
+        / rows
+            .iter()
+            .map(|o| o.ops_per_sec)
+            .fold(f64::INFINITY, f64::min)
+        * 8.0)
+        .ln();
     // Coordinate descent first (golden-section search on each logarithm in turn): the
     // hand-off's gradient vanishes where nobody waits, so Levenberg–Marquardt alone can
     // stall at a bad start; it then polishes the joint optimum.
@@ -466,9 +469,19 @@ mod tests {
         assert!(fit.outside.determined && fit.handoff.determined, "{fit:?}");
         assert!(p.hash_ns.is_empty());
         // Four rows, least squares: the same truth, a small residual.
-        let four = calibrate(&template, &sc, &h, 0.0, &[obs(0), obs(2), obs(8), obs(64)], len)
-            .unwrap();
-        assert!((four.profile.handoff_local_ns / 250.0 - 1.0).abs() < 0.05, "{four:?}");
+        let four = calibrate(
+            &template,
+            &sc,
+            &h,
+            0.0,
+            &[obs(0), obs(2), obs(8), obs(64)],
+            len,
+        )
+        .unwrap();
+        assert!(
+            (four.profile.handoff_local_ns / 250.0 - 1.0).abs() < 0.05,
+            "{four:?}"
+        );
         assert!(four.rms_residual < 0.01, "{four:?}");
         let same = calibrate(&template, &sc, &h, 0.0, &[obs(4), obs(4)], len);
         assert!(same.is_err());
@@ -477,6 +490,9 @@ mod tests {
         let flat = calibrate(&template, &sc, &h, 0.0, &[obs(0), obs(4096)], len).unwrap();
         assert!(!flat.handoff.determined, "{flat:?}");
         assert_eq!(flat.profile.handoff_local_ns, template.handoff_local_ns);
-        assert!((flat.profile.outside_ns / 350.0 - 1.0).abs() < 0.03, "{flat:?}");
+        assert!(
+            (flat.profile.outside_ns / 350.0 - 1.0).abs() < 0.03,
+            "{flat:?}"
+        );
     }
 }

@@ -119,7 +119,13 @@ mod tests {
         p.hash_ns.insert("jhash2".into(), 5.0);
         let j = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
         let c = hash_cost(&p, &j).unwrap();
-        assert_eq!(c, HashCost { ns: 5.0, source: HashCostSource::Profile });
+        assert_eq!(
+            c,
+            HashCost {
+                ns: 5.0,
+                source: HashCostSource::Profile
+            }
+        );
         let x = Builtin::by_name("xxh32", HashKey::DEFAULT).unwrap();
         let m = hash_cost(&p, &x).unwrap();
         assert_eq!(m.source, HashCostSource::Measured);

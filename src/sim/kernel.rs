@@ -105,7 +105,9 @@ impl Kernel {
 /// count (perf's workers plus its main thread).
 pub fn auto_slots(threads: u64, online_cpus: u32, global_buckets: u64) -> u64 {
     let t = threads.min(u64::from(online_cpus)).max(1);
-    (4 * t).next_power_of_two().clamp(16, global_buckets.max(16))
+    (4 * t)
+        .next_power_of_two()
+        .clamp(16, global_buckets.max(16))
 }
 
 /// The RFC v2 default: 4 slots.

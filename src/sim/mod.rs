@@ -668,7 +668,10 @@ mod tests {
         let one_lock = 1e9 / (2000.0 + 200.0);
         let w = workload(6, 2, |_| vec![0], 1);
         let r = simulate(&m, &w, 0.0, LONG);
-        assert!((r.ops_per_sec_total / one_lock - 1.0).abs() < 0.03, "{r:?} {one_lock}");
+        assert!(
+            (r.ops_per_sec_total / one_lock - 1.0).abs() < 0.03,
+            "{r:?} {one_lock}"
+        );
     }
 
     #[test]
@@ -731,10 +734,23 @@ mod tests {
         let mut m = machine(2, 1);
         m.threads_per_core = 2;
         m.smt_slowdown = Some(1.5);
-        let one = simulate(&m, &workload(1, 2, |_| vec![0], 2), 0.0, SimLength::default());
-        let two = simulate(&m, &workload(2, 2, |t| vec![t as u32], 2), 0.0, SimLength::default());
+        let one = simulate(
+            &m,
+            &workload(1, 2, |_| vec![0], 2),
+            0.0,
+            SimLength::default(),
+        );
+        let two = simulate(
+            &m,
+            &workload(2, 2, |t| vec![t as u32], 2),
+            0.0,
+            SimLength::default(),
+        );
         assert!((one.ops_per_sec / (1e9 / 500.0) - 1.0).abs() < 1e-3);
-        assert!((two.ops_per_sec / (1e9 / 750.0) - 1.0).abs() < 1e-3, "{two:?}");
+        assert!(
+            (two.ops_per_sec / (1e9 / 750.0) - 1.0).abs() < 1e-3,
+            "{two:?}"
+        );
     }
 
     #[test]

@@ -121,7 +121,9 @@ impl MachineProfile {
     /// The CPUs of node `node`, in CPU-number order (first threads of its cores, then
     /// their siblings, as `taskset -pc` lists them: e.g. `64-127,192-255`).
     pub fn node_cpus(&self, node: u32) -> Vec<u32> {
-        (0..self.cpus).filter(|&c| self.node_of(c) == node).collect()
+        (0..self.cpus)
+            .filter(|&c| self.node_of(c) == node)
+            .collect()
     }
 
     /// Checks that the numbers make sense; the error names the bad field.
@@ -334,7 +336,11 @@ mod tests {
         for n in 0..2 {
             let d = root.join(format!("node/node{n}"));
             std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join("cpulist"), format!("{}-{},{}-{}\n", 2 * n, 2 * n + 1, 2 * n + 4, 2 * n + 5)).unwrap();
+            std::fs::write(
+                d.join("cpulist"),
+                format!("{}-{},{}-{}\n", 2 * n, 2 * n + 1, 2 * n + 4, 2 * n + 5),
+            )
+            .unwrap();
         }
         let t = read_sysfs_topology(&root).unwrap();
         assert_eq!(
@@ -393,7 +399,10 @@ mod tests {
         bad.hash_ns.insert("crc32".into(), f64::NAN);
         assert!(bad.validate().unwrap_err().contains("crc32"));
         assert!(toml::from_str::<MachineProfile>("name='a'\ncpus=1").is_err());
-        assert_eq!(parse_cpu_list("0-3,8,10-11\n"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
         assert_eq!(parse_cpu_list("3-1"), None);
     }
 }

@@ -201,7 +201,10 @@ pub fn run_sweep(
 
 /// The hash cost of each hasher of a sweep, timed here (before any simulation runs, so
 /// that the timing has the cores to itself) where the profile has no figure.
-pub fn hash_costs(profile: &MachineProfile, hashers: &[SharedHasher]) -> Result<Vec<HashCost>, String> {
+pub fn hash_costs(
+    profile: &MachineProfile,
+    hashers: &[SharedHasher],
+) -> Result<Vec<HashCost>, String> {
     hashers.iter().map(|h| hash_cost(profile, h)).collect()
 }
 

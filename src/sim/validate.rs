@@ -243,12 +243,24 @@ pub fn calibrate_seed_box(
             noise: DEFAULT_NOISE,
         })
     };
-    let sc = scenario(240, (0..template.cpus).collect(), template.cpus, Design::default())?;
+    let sc = scenario(
+        240,
+        (0..template.cpus).collect(),
+        template.cpus,
+        Design::default(),
+    )?;
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
         .expect("registry")
         .shared();
     let hash_ns = hash_cost(template, &h)?.ns;
-    let fit = calibrate(template, &sc, &h, hash_ns, &[pick(rows[0])?, pick(rows[1])?], len)?;
+    let fit = calibrate(
+        template,
+        &sc,
+        &h,
+        hash_ns,
+        &[pick(rows[0])?, pick(rows[1])?],
+        len,
+    )?;
     let mut p = fit.profile;
     p.name = format!(
         "seed thread 256-CPU 2-node box, calibrated on rows {} and {} of {TABLE_240}",
@@ -293,7 +305,12 @@ pub fn predict_published(
     let mut scenarios = Vec::new();
     for (ci, (file, threads, cpus)) in cases.iter().enumerate() {
         let table = read_published(&data_dir.join(file))?;
-        scenarios.push(scenario(*threads, cpus.clone(), profile.cpus, Design::default())?);
+        scenarios.push(scenario(
+            *threads,
+            cpus.clone(),
+            profile.cpus,
+            Design::default(),
+        )?);
         for (c, header) in table.columns.iter().enumerate() {
             let name = hasher_for_column(header)
                 .ok_or_else(|| format!("{file}: unknown column '{header}'"))?;
@@ -353,7 +370,10 @@ fn seed003_designs(cpus: u32) -> [(&'static str, Design, u64); 4] {
 pub const SEED003_FIT: [(&str, u64); 2] = [("large table+aligned", 32), ("baseline", 64)];
 
 /// Calibrates seed 003's box on [`SEED003_FIT`] and predicts all 24 cells.
-pub fn validate_seed003(data_dir: &Path, len: SimLength) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+pub fn validate_seed003(
+    data_dir: &Path,
+    len: SimLength,
+) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
     let table = read_threads_table(&data_dir.join(TABLE_2013))?;
     let template = seed003_box_template();
     let designs = seed003_designs(template.cpus);
@@ -379,7 +399,10 @@ pub fn validate_seed003(data_dir: &Path, len: SimLength) -> Result<(MachineProfi
     // alternate: outside_ns on the uncontended cell, the hand-off on the contended one.
     let mut p = template.clone();
     let setup = |config: &str, threads: u64| -> Result<(Scenario, Observation), String> {
-        let (_, d, g) = *designs.iter().find(|(n, _, _)| *n == config).expect("column");
+        let (_, d, g) = *designs
+            .iter()
+            .find(|(n, _, _)| *n == config)
+            .expect("column");
         let mut sc = scenario(threads as usize, cpus.clone(), template.cpus, d)?;
         sc.global_buckets = g;
         Ok((
@@ -474,7 +497,10 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
         .map(|s| s.trim().to_string())
         .collect();
     if header.first().map(String::as_str) != Some("threads") || header.len() < 2 {
-        return Err(format!("'{}': expected a 'threads' first column", path.display()));
+        return Err(format!(
+            "'{}': expected a 'threads' first column",
+            path.display()
+        ));
     }
     let mut rows = Vec::new();
     for line in lines {
@@ -520,11 +546,15 @@ pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
 }
 
 /// Predicts seed 002's separated / forced ratio: one row, published 3.0.
-pub fn validate_futex_numa(profile: &MachineProfile, len: SimLength) -> Result<ValidationRow, String> {
+pub fn validate_futex_numa(
+    profile: &MachineProfile,
+    len: SimLength,
+) -> Result<ValidationRow, String> {
     let m = seed002_box(profile);
     let forced = super::sweep::run_lock_test(&m, 10, true, len)?;
     let split = super::sweep::run_lock_test(&m, 10, false, len)?;
-    let published = FUTEX_NUMA_SEPARATED.iter().sum::<f64>() / FUTEX_NUMA_FORCED.iter().sum::<f64>();
+    let published =
+        FUTEX_NUMA_SEPARATED.iter().sum::<f64>() / FUTEX_NUMA_FORCED.iter().sum::<f64>();
     let predicted = split.ops_per_sec / forced.ops_per_sec;
     Ok(ValidationRow {
         table: TABLE_NUMA.into(),
@@ -566,7 +596,10 @@ pub fn rms_log_error<'a>(rows: impl IntoIterator<Item = &'a ValidationRow>) -> f
 }
 
 /// Quantile `q` (0..=1, nearest rank) of `|ln(ratio)|` over rows; 0 when empty.
-pub fn abs_log_error_quantile<'a>(rows: impl IntoIterator<Item = &'a ValidationRow>, q: f64) -> f64 {
+pub fn abs_log_error_quantile<'a>(
+    rows: impl IntoIterator<Item = &'a ValidationRow>,
+    q: f64,
+) -> f64 {
     let mut v: Vec<f64> = rows.into_iter().map(|r| r.ratio.ln().abs()).collect();
     if v.is_empty() {
         return 0.0;
