@@ -668,10 +668,8 @@ mod tests {
         let one_lock = 1e9 / (2000.0 + 200.0);
         let w = workload(6, 2, |_| vec![0], 1);
         let r = simulate(&m, &w, 0.0, LONG);
-        assert!(
-            (r.ops_per_sec_total / one_lock - 1.0).abs() < 0.03,
-            "{r:?} {one_lock}"
-        );
+        assert!(r.ops_per_sec_total > 0.97 * one_lock, "{r:?} {one_lock}");
+        assert!(r.ops_per_sec_total <= 1e9 / 2000.0, "{r:?}");
     }
 
     #[test]
