@@ -467,7 +467,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
             Path::new(file),
             &super::sim_trace::TraceSimArgs {
                 threads_given: a.threads.is_some(),
-                buckets: &a.buckets,
+                buckets: a.buckets.as_deref().unwrap_or("2..131072"),
                 algo: &a.algo,
                 think_scale: a.think_scale,
                 out: &a.out,
