@@ -1,19 +1,22 @@
 //! `futexhash sim`: predict `perf bench futex hash` on a machine profile;
 //! `futexhash sim calibrate`: fit a profile to measured rows;
-//! `futexhash sim validate`: the README's validation against the published tables.
+//! `futexhash sim validate`: the validation against every published seed table;
+//! `futexhash sim profile --this-machine`: a profile template of the machine it runs on.
 
 use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
 use crate::render::plot::line_plot_svg;
 use crate::render::{Format, TextTable, fmt_grouped, output};
-use crate::sim::calibrate::{Observation, Scenario, calibrate, global_hash_size};
+use crate::sim::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, global_hash_size};
+use crate::sim::hashcost::hash_cost;
+use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
-use crate::sim::sweep::{SimSweep, run_sweep};
+use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, run_sweep_with};
 use crate::sim::validate::{
-    MAX_SIM_BUCKETS, ValidationRow, calibrate_seed_box, hasher_for_column, perf_keys_per_thread,
-    predict_published, read_published, rms_log_error, seed_box_template,
+    MAX_SIM_BUCKETS, ValidationRow, abs_log_error_quantile, hasher_for_column,
+    perf_keys_per_thread, read_published, rms_log_error, seed_box_template, validate_all,
 };
-use crate::sim::{SimLength, SimOp};
+use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimLength, SimOp};
 use crate::throughput::record::{BenchRecord, sweep_table};
 use std::path::{Path, PathBuf};
 
@@ -30,9 +33,47 @@ pub(super) struct SimArgs {
 enum SimSub {
     /// Fit a profile's free costs to two measured rows of a `buckets,ops/sec` CSV.
     Calibrate(CalibrateArgs),
-    /// Calibrate on two rows of the published 240-thread table and predict all three
-    /// published tables (the README's validation).
+    /// Calibrate on two rows of the published 240-thread table and predict every
+    /// published seed table (2024, seed 003's 2013 table, seed 002's futex_numa pair).
     Validate(ValidateArgs),
+    /// Write a profile template of this machine: topology from sysfs, hash costs timed here.
+    Profile(ProfileArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ProfileArgs {
+    /// Profile the machine this runs on (the only source supported).
+    #[arg(long)]
+    this_machine: bool,
+    /// Where to write the profile (TOML, atomically).
+    #[arg(long, value_name = "P.toml")]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LayoutArg {
+    /// 64-byte buckets, one per cache line (Linux 3.13+).
+    Aligned,
+    /// 24-byte buckets sharing cache lines (Linux ≤ 3.12).
+    Packed,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LockArg {
+    /// Queued (MCS) spinlock (x86 Linux 4.2+).
+    Queued,
+    /// Ticket spinlock (x86 Linux ≤ 4.1).
+    Ticket,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum RefcountArg {
+    /// No reference per operation.
+    None,
+    /// One atomic shared by the process (Linux 6.16).
+    Shared,
+    /// Per-CPU reference (Linux 6.17+).
+    Percpu,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -84,9 +125,30 @@ struct SimRunArgs {
     /// Futex words per thread (perf's -f; at most 1024 in the simulated heap layout).
     #[arg(short = 'f', long, value_name = "N", default_value = "1024", value_parser = args::number)]
     futexes: u64,
-    /// Private hash slots, list or range; 0 = the global hash.
-    #[arg(short = 'b', long, value_name = "LIST", default_value = "2..131072")]
-    buckets: String,
+    /// Private hash slots, list or range; 0 = the global hash; `auto` = the merged
+    /// kernel's sizing for the thread count, `auto-rfc` = the RFC v2 default
+    /// [default: 2..131072, or the --kernel preset's: auto for 6.16+, else 0].
+    #[arg(short = 'b', long, value_name = "LIST")]
+    buckets: Option<String>,
+    /// Kernel preset of the design axes (explicit axis flags override it).
+    #[arg(long, value_name = "VERSION")]
+    kernel: Option<String>,
+    /// Bucket layout [default: aligned, or the preset's].
+    #[arg(long, value_enum)]
+    layout: Option<LayoutArg>,
+    /// Bytes per bucket (overrides --layout).
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    bucket_bytes: Option<u64>,
+    /// Bucket lock kind [default: queued, or the preset's].
+    #[arg(long, value_enum)]
+    lock: Option<LockArg>,
+    /// The private hash's reference per operation [default: none, or the preset's].
+    #[arg(long, value_enum)]
+    refcount: Option<RefcountArg>,
+    /// Global hash size, buckets (a power of two) [default: roundup_pow_of_two(256 × CPUs),
+    /// or the preset's].
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    global_buckets: Option<u64>,
     /// Hashers (list, `seed` or `all`).
     #[arg(long, value_name = "LIST", default_value = "jhash2")]
     algo: String,
@@ -128,8 +190,8 @@ struct CalibrateArgs {
     /// (mean per-thread ops/sec, as perf prints it); bucket 0 = the global hash.
     #[arg(long, value_name = "FILE.csv")]
     from: PathBuf,
-    /// The two data rows (0-based) to fit, e.g. 0,2.
-    #[arg(long, value_name = "I,J")]
+    /// The data rows (0-based) to fit, at least two, e.g. 0,2 or 0,1,2,3.
+    #[arg(long, value_name = "I,J,...")]
     rows: String,
     /// Threads of the measurement.
     #[arg(long, value_name = "T", value_parser = args::number)]
@@ -174,6 +236,10 @@ struct ValidateArgs {
     /// Profile whose fixed costs are kept [default: the built-in two-socket template].
     #[arg(long, value_name = "PROFILE")]
     template: Option<String>,
+    /// Print the Markdown error summary (one row per table, as docs/sim.md shows it)
+    /// instead of the cells.
+    #[arg(long)]
+    summary: bool,
     #[command(flatten)]
     len: LengthArgs,
     #[command(flatten)]
@@ -184,6 +250,7 @@ pub(super) fn run(a: SimArgs) -> Result<(), CliError> {
     match a.sub {
         Some(SimSub::Calibrate(c)) => run_calibrate(c),
         Some(SimSub::Validate(v)) => run_validate(v),
+        Some(SimSub::Profile(p)) => run_profile(p),
         None => run_sim(a.run),
     }
 }
@@ -210,6 +277,23 @@ fn published_dir(arg: Option<PathBuf>) -> Result<PathBuf, CliError> {
         Some(d) => Ok(d),
         None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string())),
     }
+}
+
+fn row_list(s: &str) -> Result<Vec<usize>, CliError> {
+    let v: Vec<usize> = s
+        .split(',')
+        .map(|x| x.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| CliError::Usage(format!("--rows '{s}' must be row numbers like 0,2")))?;
+    let mut u = v.clone();
+    u.sort_unstable();
+    u.dedup();
+    if u.len() < 2 || u.len() != v.len() {
+        return Err(CliError::Usage(format!(
+            "--rows '{s}' must name at least two different rows, like 0,2"
+        )));
+    }
+    Ok(v)
 }
 
 fn two_rows(s: &str) -> Result<[usize; 2], CliError> {
@@ -279,6 +363,98 @@ fn progress(n: usize) -> indicatif::ProgressBar {
     }
 }
 
+/// `-b` with `auto`/`auto-rfc` allowed among the numbers.
+fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        match part.trim() {
+            "auto" => out.push(Slots::Auto),
+            "auto-rfc" => out.push(Slots::AutoRfc),
+            p => out.extend(sim_buckets(p)?.into_iter().map(Slots::Fixed)),
+        }
+    }
+    Ok(out)
+}
+
+/// The design axes from the preset and the explicit flags.
+fn design_of(
+    a: &SimRunArgs,
+    profile: &MachineProfile,
+) -> Result<(SimOptions, Option<Kernel>), CliError> {
+    let kernel = a
+        .kernel
+        .as_deref()
+        .map(Kernel::parse)
+        .transpose()
+        .map_err(CliError::Usage)?;
+    let mut design = kernel.map_or_else(Design::default, Kernel::design);
+    if let Some(l) = a.layout {
+        design.bucket_bytes = match l {
+            LayoutArg::Aligned => CACHE_LINE,
+            LayoutArg::Packed => PACKED_BUCKET_BYTES,
+        };
+    }
+    if let Some(b) = a.bucket_bytes {
+        if !(1..=4096).contains(&b) {
+            return Err(CliError::Usage(format!(
+                "--bucket-bytes {b} must be 1..=4096"
+            )));
+        }
+        design.bucket_bytes = b as u32;
+    }
+    if let Some(l) = a.lock {
+        design.lock = match l {
+            LockArg::Queued => LockKind::Queued,
+            LockArg::Ticket => LockKind::Ticket,
+        };
+    }
+    if let Some(r) = a.refcount {
+        design.refcount = match r {
+            RefcountArg::None => Refcount::None,
+            RefcountArg::Shared => Refcount::Shared,
+            RefcountArg::Percpu => Refcount::PerCpu,
+        };
+    }
+    crate::sim::check_design(profile, &design).map_err(CliError::Usage)?;
+    let (mut global, mut global_nodes) = kernel.map_or((global_hash_size(profile.cpus), 1), |k| {
+        k.global_hash(profile.cpus, profile.nodes)
+    });
+    if let Some(g) = a.global_buckets {
+        if !g.is_power_of_two() || g > MAX_SIM_BUCKETS {
+            return Err(CliError::Usage(format!(
+                "--global-buckets {g} must be a power of two up to {MAX_SIM_BUCKETS} (2^24)"
+            )));
+        }
+        global = g;
+        global_nodes = global_nodes.min(g as u32);
+    }
+    let default_b = match kernel {
+        Some(k) if k.has_private_hash() => "auto",
+        Some(_) => "0",
+        None => "2..131072",
+    };
+    let slots = slot_list(a.buckets.as_deref().unwrap_or(default_b))?;
+    if let Some(k) = kernel
+        && !k.has_private_hash()
+        && let Some(s) = slots.iter().find(|s| **s != Slots::Fixed(0))
+    {
+        return Err(CliError::Usage(format!(
+            "-b {} needs a private futex hash, which kernel {} does not have (6.16+); use -b 0",
+            s.label(),
+            a.kernel.as_deref().unwrap_or_default()
+        )));
+    }
+    Ok((
+        SimOptions {
+            design,
+            global_buckets: Some(global),
+            global_nodes,
+            slots: Some(slots),
+        },
+        kernel,
+    ))
+}
+
 fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     a.out.check()?;
     if let Some(p) = &a.plot {
@@ -291,7 +467,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
             Path::new(file),
             &super::sim_trace::TraceSimArgs {
                 threads_given: a.threads.is_some(),
-                buckets: &a.buckets,
+                buckets: a.buckets.as_deref().unwrap_or("2..131072"),
                 algo: &a.algo,
                 think_scale: a.think_scale,
                 out: &a.out,
@@ -327,10 +503,11 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         }
         n => n.map(|n| n as u32),
     };
+    let (opts, _kernel) = design_of(&a, &profile)?;
     let sweep = SimSweep {
         threads,
         futexes: check_futexes(a.futexes)?,
-        buckets: sim_buckets(&a.buckets)?,
+        buckets: Vec::new(),
         hashers: args::algo_list(&a.algo, HashKey::DEFAULT)?,
         op: match workload {
             SimWorkload::Hash => SimOp::WaitFail,
@@ -342,42 +519,104 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         seed: a.seed,
     };
     let cpus_used = node.map_or(profile.cpus, |n| profile.node_cpus(n).len() as u32);
-    if sweep.threads.iter().any(|&t| t > cpus_used as usize) {
+    if let Some(&t) = sweep.threads.iter().find(|&&t| t > cpus_used as usize) {
         eprintln!(
-            "futexhash: warning: more threads than the {cpus_used} CPUs they run on: threads \
-             sharing a CPU are serialised on it (no scheduler is modelled)"
+            "futexhash: note: {t} threads on {cpus_used} CPUs: threads sharing a CPU are time-sliced \
+             ({:.0} µs slices, modelled); the figures measure the scheduler as much as the table",
+            profile.timeslice_ns / 1000.0
         );
     }
-    let pb = progress(sweep.configurations());
-    let records = run_sweep(&profile, &sweep, || pb.inc(1)).map_err(CliError::Usage)?;
+    let pb = progress(
+        sweep.threads.len() * opts.slots.as_ref().map_or(0, Vec::len) * sweep.hashers.len(),
+    );
+    let records = run_sweep_with(&profile, &sweep, &opts, || pb.inc(1)).map_err(CliError::Usage)?;
     pb.finish_and_clear();
+    let mut noted: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.hash_ns_source == "measured") {
+        if !noted.contains(&r.bench.algo.as_str()) {
+            noted.push(&r.bench.algo);
+            eprintln!(
+                "futexhash: note: profile '{}' has no hash cost for {}: timed here, {:.2} ns",
+                profile.name, r.bench.algo, r.hash_ns
+            );
+        }
+    }
+    let benches: Vec<BenchRecord> = records.iter().map(|r| r.bench.clone()).collect();
     if let Some(path) = &a.plot {
-        plot_records(path, &records, &profile.name)?;
+        plot_records(path, &benches, &profile.name)?;
     }
     let text = match a.out.format {
         Format::Table => {
-            let global = global_hash_size(profile.cpus);
+            let global = opts
+                .global_buckets
+                .unwrap_or_else(|| global_hash_size(profile.cpus));
+            let d = opts.design;
             format!(
-                "# simulated on profile: {}\n# mean per-thread ops/sec; buckets 0 = global hash of {global} buckets\n{}",
+                "# simulated on profile: {}\n# design: {} buckets ({} B), {} lock, refcount {}; buckets 0 = global hash of {global} buckets\n# mean per-thread ops/sec\n{}",
                 profile.name,
-                sweep_table(&records)
+                crate::sim::sweep::layout_name(d.bucket_bytes),
+                d.bucket_bytes,
+                crate::sim::sweep::lock_name(d.lock),
+                crate::sim::sweep::refcount_name(d.refcount),
+                sweep_table(&benches)
             )
         }
-        Format::Csv => output::to_csv(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Csv => sim_csv(&records)?,
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     a.out.emit(&text)
+}
+
+/// CSV of sim records: the bench columns, then the simulator's own.
+fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
+    let rt = |e: csv::Error| CliError::Runtime(e.to_string());
+    let benches: Vec<BenchRecord> = records.iter().map(|r| r.bench.clone()).collect();
+    let base = output::to_csv(&benches).map_err(rt)?;
+    let mut rd = csv::Reader::from_reader(base.as_bytes());
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = rd.headers().map_err(rt)?.iter().map(String::from).collect();
+    header.extend(
+        [
+            "hash_ns",
+            "hash_ns_source",
+            "profile",
+            "lock",
+            "refcount",
+            "bucket_bytes",
+            "slots",
+            "threads_per_cpu",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&header).map_err(rt)?;
+    for (row, r) in rd.records().zip(records) {
+        let mut cells: Vec<String> = row.map_err(rt)?.iter().map(String::from).collect();
+        cells.extend([
+            r.hash_ns.to_string(),
+            r.hash_ns_source.to_string(),
+            r.profile.clone(),
+            r.lock.to_string(),
+            r.refcount.to_string(),
+            r.bucket_bytes.to_string(),
+            r.slots.clone(),
+            r.threads_per_cpu.to_string(),
+        ]);
+        w.write_record(&cells).map_err(rt)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    Ok(String::from_utf8(bytes).expect("csv output is UTF-8"))
 }
 
 /// `--workload lock`: one simulated futex_numa run, printed as futex_numa's
 /// "contenders:" line per node plus the record.
 fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
     // futex_numa squashes every node to one bucket: a bucket count has nothing to set.
-    if a.buckets != "2..131072" {
+    if let Some(b) = &a.buckets {
         return Err(CliError::Usage(format!(
-            "-b '{}' does not apply to --workload lock (futex_numa squashes every node to one \
-             bucket); drop -b",
-            a.buckets
+            "-b '{b}' does not apply to --workload lock (futex_numa squashes every node to one \
+             bucket); drop -b"
         )));
     }
     let contenders = match &a.threads {
@@ -446,7 +685,7 @@ fn plot_records(path: &Path, records: &[BenchRecord], title: &str) -> Result<(),
 
 fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
     args::check_output_path(&c.out, "profile")?;
-    let rows = two_rows(&c.rows)?;
+    let rows = row_list(&c.rows)?;
     let table = read_published(&c.from).map_err(CliError::Usage)?;
     let col = match &c.column {
         None => 0,
@@ -467,8 +706,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         .clone()
         .or_else(|| hasher_for_column(&table.columns[col]).map(String::from))
         .unwrap_or_else(|| "jhash2".into());
-    let hasher =
-        crate::hashers::Builtin::by_name(&algo, HashKey::DEFAULT).map_err(CliError::usage)?;
+    let hasher = args::one_algo(&algo, HashKey::DEFAULT)?;
     if c.cpus == 0 || c.nodes == 0 || c.cpus % c.nodes != 0 || c.cpus > 65536 {
         return Err(CliError::Usage(format!(
             "--cpus {} must be a positive multiple of --nodes {} (at most 65536)",
@@ -480,8 +718,21 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         Some(t) => resolve_profile(t)?,
         None => seed_box_template(),
     };
-    template.cpus = c.cpus as u32;
-    template.nodes = c.nodes as u32;
+    if template.cpus != c.cpus as u32 || template.nodes != c.nodes as u32 {
+        // A different machine than the template's: keep its costs, take the topology
+        // from the flags, without SMT unless the template's cores still divide.
+        template.cpus = c.cpus as u32;
+        template.nodes = c.nodes as u32;
+        if template.validate().is_err() {
+            template.threads_per_core = 1;
+        }
+    }
+    template.validate().map_err(|e| {
+        CliError::Usage(format!(
+            "template with --cpus {} --nodes {}: {e}",
+            c.cpus, c.nodes
+        ))
+    })?;
     let cpus: Vec<u32> = match c.node {
         Some(n) if n >= c.nodes => {
             return Err(CliError::Usage(format!(
@@ -492,6 +743,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         Some(n) => template.node_cpus(n as u32),
         None => (0..template.cpus).collect(),
     };
+    let noise = read_noise(&c.from, table.rows.len());
     let pick = |i: usize| -> Result<Observation, CliError> {
         let (b, r) = table.rows.get(i).ok_or_else(|| {
             CliError::Usage(format!(
@@ -503,6 +755,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         Ok(Observation {
             buckets: *b,
             ops_per_sec: r[col],
+            noise: noise[i],
         })
     };
     let scenario = Scenario {
@@ -511,16 +764,31 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         cpus,
         global_buckets: global_hash_size(template.cpus),
         op: SimOp::WaitFail,
+        design: Design::default(),
+        global_nodes: 1,
     };
-    let obs = [pick(rows[0])?, pick(rows[1])?];
-    let mut fitted =
-        calibrate(&template, &scenario, &hasher, obs, c.len.length()?).map_err(CliError::Usage)?;
+    let obs: Vec<Observation> = rows.iter().map(|&i| pick(i)).collect::<Result<_, _>>()?;
+    // The measured kernel's hash: the template's figure only if the template is this
+    // machine's; otherwise timed here.
+    let cost = hash_cost(&template, &hasher).map_err(CliError::Usage)?;
+    let fit = calibrate(
+        &template,
+        &scenario,
+        &hasher,
+        cost.ns,
+        &obs,
+        c.len.length()?,
+    )
+    .map_err(CliError::Usage)?;
+    let mut fitted = fit.profile.clone();
     fitted.name = format!(
-        "{} CPUs, {} node(s): calibrated on rows {} and {} ({} threads, {}) of {}",
+        "{} CPUs, {} node(s): calibrated on rows {} ({} threads, {}) of {}",
         c.cpus,
         c.nodes,
-        rows[0],
-        rows[1],
+        rows.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
         threads[0],
         algo,
         c.from.file_name().map_or_else(
@@ -528,16 +796,57 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
             |f| f.to_string_lossy().into_owned()
         )
     );
-    crate::render::write_atomic(Some(&c.out), fitted.to_toml().as_bytes())
-        .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", c.out.display())))?;
+    crate::render::write_atomic(Some(&c.out), fitted.to_toml().as_bytes()).map_err(|e| {
+        CliError::Runtime(format!("cannot write profile '{}': {e}", c.out.display()))
+    })?;
+    let say = |what: &str, f: &crate::sim::calibrate::Fitted| {
+        if f.determined {
+            format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)
+        } else {
+            format!(
+                "{what} not determined by these rows (its effect is within their noise: ± {:.1} ns); kept the template's {:.1} ns",
+                f.sigma, f.value
+            )
+        }
+    };
     eprintln!(
-        "futexhash: fitted outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}; wrote {}",
-        fitted.outside_ns,
-        fitted.handoff_local_ns,
+        "futexhash: fitted {}; {}; handoff_remote_ns = {:.1}; RMS residual {:.2}% over {} rows; hash cost {:.2} ns ({}); wrote {} (no hash costs: they are timed where the profile is used)",
+        say("outside_ns", &fit.outside),
+        say("handoff_local_ns", &fit.handoff),
         fitted.handoff_remote_ns,
+        fit.rms_residual * 100.0,
+        obs.len(),
+        cost.ns,
+        cost.source.as_str(),
         c.out.display()
     );
     Ok(())
+}
+
+/// Per data row, the relative noise of the rate: `stderr_pct / 100` from a bench CSV,
+/// else [`DEFAULT_NOISE`].
+fn read_noise(path: &Path, rows: usize) -> Vec<f64> {
+    let fallback = vec![DEFAULT_NOISE; rows];
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return fallback;
+    };
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let Some(header) = lines.next() else {
+        return fallback;
+    };
+    let Some(col) = header.split(',').position(|h| h.trim() == "stderr_pct") else {
+        return fallback;
+    };
+    let v: Vec<f64> = lines
+        .map(|l| {
+            l.split(',')
+                .nth(col)
+                .and_then(|x| x.trim().parse::<f64>().ok())
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map_or(DEFAULT_NOISE, |x| x / 100.0)
+        })
+        .collect();
+    if v.len() == rows { v } else { fallback }
 }
 
 fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
@@ -549,14 +858,117 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
         None => seed_box_template(),
     };
     let len = v.len.length()?;
-    let profile = calibrate_seed_box(&data, &template, rows, len).map_err(CliError::Usage)?;
-    let results = predict_published(&data, &profile, rows, len).map_err(CliError::Usage)?;
-    let text = match v.out.format {
-        Format::Json => output::to_json(&results).map_err(|e| CliError::Runtime(e.to_string()))?,
-        Format::Csv => output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?,
-        Format::Table => validation_tables(&profile, &results),
+    let (profile, old, results) =
+        validate_all(&data, &template, rows, len).map_err(CliError::Usage)?;
+    let text = if v.summary {
+        validation_summary(&results)
+    } else {
+        match v.out.format {
+            Format::Json => {
+                output::to_json(&results).map_err(|e| CliError::Runtime(e.to_string()))?
+            }
+            Format::Csv => {
+                output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?
+            }
+            Format::Table => format!(
+                "{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
+                validation_tables(&profile, &results),
+                old.name,
+                old.outside_ns,
+                old.handoff_local_ns,
+                old.handoff_remote_ns
+            ),
+        }
     };
     v.out.emit(&text)
+}
+
+/// One Markdown row per table (and one for the three 2024 tables together): cells,
+/// median and 90th percentile of |ln(predicted / published)| over the cells not fitted.
+fn validation_summary(rows: &[ValidationRow]) -> String {
+    let mut tables: Vec<&str> = Vec::new();
+    for r in rows {
+        if !tables.contains(&r.table.as_str()) {
+            tables.push(&r.table);
+        }
+    }
+    let mut s = String::from(
+        "| table | cells (fitted) | median \\|ln(pred/pub)\\| | p90 | max |\n|---|---:|---:|---:|---:|\n",
+    );
+    let mut line = |name: &str, these: Vec<&ValidationRow>| {
+        let free: Vec<&ValidationRow> = these.iter().copied().filter(|r| !r.fitted).collect();
+        s.push_str(&format!(
+            "| {name} | {} ({}) | {:.3} | {:.3} | {:.3} |\n",
+            these.len(),
+            these.len() - free.len(),
+            abs_log_error_quantile(free.iter().copied(), 0.5),
+            abs_log_error_quantile(free.iter().copied(), 0.9),
+            abs_log_error_quantile(free.iter().copied(), 1.0),
+        ));
+    };
+    for t in &tables {
+        line(t, rows.iter().filter(|r| r.table == *t).collect());
+    }
+    line(
+        "all three 2024 tables",
+        rows.iter()
+            .filter(|r| r.table.ends_with("256cpu.csv"))
+            .collect(),
+    );
+    s
+}
+
+/// `sim profile --this-machine`: topology from sysfs, hash costs of the seed hashers timed
+/// here; the costs calibration fits are the 2-CPU template's starting values.
+fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
+    if !p.this_machine {
+        return Err(CliError::Usage(
+            "sim profile needs --this-machine (the only source of a profile it knows)".into(),
+        ));
+    }
+    args::check_output_path(&p.out, "profile")?;
+    let topo = crate::sim::profile::read_sysfs_topology(Path::new("/sys/devices/system"))
+        .map_err(CliError::Runtime)?;
+    let mut prof = MachineProfile::minimal(
+        &format!(
+            "this machine: {} CPUs, {} cores, {} node(s) (sysfs); costs are a template until `sim calibrate` fits them",
+            topo.cpus, topo.cores, topo.nodes
+        ),
+        topo.cpus,
+        topo.nodes,
+    );
+    prof.threads_per_core = topo.threads_per_core;
+    if prof.threads_per_core > 1 {
+        // Intel's Hyper-Threading figure (see seed003_box_template), until measured.
+        prof.smt_slowdown = Some(2.0 / 1.3);
+    }
+    prof.outside_ns = 250.0;
+    prof.hold_ns = 30.0;
+    prof.handoff_local_ns = 50.0;
+    prof.handoff_remote_ns = if topo.nodes > 1 { 200.0 } else { 50.0 };
+    prof.line_miss_ns = 20.0;
+    prof.ticket_spinner_ns = Some(20.0);
+    for h in args::algo_list("seed", HashKey::DEFAULT)? {
+        let ns = crate::sim::hashcost::measure_hash_ns(&h).map_err(CliError::Runtime)?;
+        prof.hash_ns
+            .insert(h.name().to_string(), (ns * 1000.0).round() / 1000.0);
+    }
+    prof.validate().map_err(|e| {
+        CliError::Runtime(format!(
+            "the topology read from sysfs does not make a profile: {e}"
+        ))
+    })?;
+    crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes()).map_err(|e| {
+        CliError::Runtime(format!("cannot write profile '{}': {e}", p.out.display()))
+    })?;
+    eprintln!(
+        "futexhash: wrote {}: {} CPUs, {} threads per core, {} node(s); hash costs of the seed hashers timed here",
+        p.out.display(),
+        topo.cpus,
+        topo.threads_per_core,
+        topo.nodes
+    );
+    Ok(())
 }
 
 /// One table per published file: rows = buckets, per column `published / predicted /
@@ -582,11 +994,11 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
         let mut algos: Vec<&str> = Vec::new();
         let mut buckets: Vec<u64> = Vec::new();
         for r in &these {
-            if !algos.contains(&r.algo.as_str()) {
-                algos.push(&r.algo);
+            if !algos.contains(&r.config.as_str()) {
+                algos.push(&r.config);
             }
-            if !buckets.contains(&r.buckets) {
-                buckets.push(r.buckets);
+            if !buckets.contains(&r.x) {
+                buckets.push(r.x);
             }
         }
         s.push_str(&format!(
@@ -594,7 +1006,13 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
             rms_log_error(these.iter().copied())
         ));
         let single = algos.len() == 1;
-        let mut headers = vec!["buckets".to_string()];
+        let mut headers = vec![if table.contains("2013") {
+            "threads".to_string()
+        } else if table.contains("futex_numa") {
+            "contenders/node".to_string()
+        } else {
+            "buckets".to_string()
+        }];
         if single {
             headers.extend(["published".into(), "predicted".into(), "ratio".into()]);
         } else {
@@ -604,11 +1022,11 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
         for b in buckets {
             let mut row = vec![b.to_string()];
             for a in &algos {
-                let Some(r) = these.iter().find(|r| r.buckets == b && r.algo == *a) else {
+                let Some(r) = these.iter().find(|r| r.x == b && r.config == *a) else {
                     row.push("-".into());
                     continue;
                 };
-                let ratio = format!("{:.2}{}", r.ratio, if r.calibration_row { "*" } else { "" });
+                let ratio = format!("{:.2}{}", r.ratio, if r.fitted { "*" } else { "" });
                 if single {
                     row.push(fmt_grouped(r.published, 1));
                     row.push(fmt_grouped(r.predicted, 1));

@@ -1,17 +1,32 @@
 //! Fitting a machine profile to measured `perf bench futex hash` rows, and the bridge from
 //! keys + hasher + table size to the simulator's per-thread bucket sequences.
 //!
-//! Two free parameters are fitted, one per calibration row: `outside_ns` (the cost of an
-//! operation nobody contends for) to the row with the most buckets, and the lock hand-off
-//! (`handoff_local_ns`, with `handoff_remote_ns` kept at the profile's remote/local ratio)
-//! to the row with the fewest. Each is found by bisection on the simulated rate, which is
-//! monotone in both, alternating until both rows are matched to 0.1 %. `hold_ns`, the
-//! remote/local ratio and the hash costs are taken from the template profile.
+//! Two free parameters: `outside_ns` (what an operation nobody contends for costs) and the
+//! lock hand-off (`handoff_local_ns`, with `handoff_remote_ns` kept at the template's
+//! remote/local ratio). They are fitted to any number of rows (at least two) by weighted
+//! least squares on `ln(rate)`: Levenberg–Marquardt on the logarithms of the parameters
+//! (so both stay positive), Jacobian by finite differences of the deterministic
+//! simulation. Each row's weight is its measurement noise (`stderr_pct` when the CSV has
+//! it, else [`DEFAULT_NOISE`]). The uncertainty of each parameter is the square root of
+//! the diagonal of `(JᵀWJ)⁻¹`, scaled by the reduced χ² when there are more rows than
+//! parameters (Press et al., *Numerical Recipes*, 3rd ed., §15.5–15.6).
+//!
+//! A parameter whose one-sigma uncertainty is larger than its value is not determined by
+//! the rows — its effect on them lies within their noise (a hand-off fitted on rows where
+//! nobody contends, say). It is not fitted: the template's value is kept and the result
+//! says so. If no parameter is determined, calibration refuses. `hold_ns`, the remote/local
+//! ratio and the line-migration cost are taken from the template. Hash costs are not copied
+//! from the template: the fitted profile carries none, so the simulator times each hasher
+//! on the machine it runs on (see [`super::hashcost`]).
 
 use super::profile::MachineProfile;
-use super::{SimLength, SimOp, SimWorkload, round_robin_cpus, simulate};
+use super::{Design, SimLength, SimOp, SimWorkload, round_robin_cpus, simulate};
 use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
+
+/// Relative noise assumed for a row that does not state its own: perf printed ±0.3–0.9 %
+/// for the seed runs; 1 % also covers run-to-run drift.
+pub const DEFAULT_NOISE: f64 = 0.01;
 
 /// One measured row: table size (0 = the global hash) and perf's mean per-thread rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,9 +35,11 @@ pub struct Observation {
     pub buckets: u64,
     /// Mean per-thread operations per second.
     pub ops_per_sec: f64,
+    /// Relative standard error of the rate (0.01 = 1 %).
+    pub noise: f64,
 }
 
-/// What is simulated: whose keys, hashed how, on which CPUs.
+/// What is simulated: whose keys, hashed how, on which CPUs, in which table design.
 #[derive(Clone, Debug)]
 pub struct Scenario {
     /// Each thread's futex keys, visited in order as perf's loop does.
@@ -33,26 +50,46 @@ pub struct Scenario {
     pub global_buckets: u64,
     /// The loop the threads run.
     pub op: SimOp,
+    /// The table design.
+    pub design: Design,
+    /// Node tables of the global hash (1 = one table; see [`GlobalHash`]).
+    pub global_nodes: u32,
 }
 
 impl Scenario {
     /// The simulator input for `hasher` at table size `buckets` (0 = global), `mask`
     /// reduction as the kernel does.
-    pub fn workload(&self, hasher: &dyn KeyHasher, buckets: u64) -> SimWorkload {
+    pub fn workload<H: KeyHasher + ?Sized>(&self, hasher: &H, buckets: u64) -> SimWorkload {
         let size = if buckets == 0 {
             self.global_buckets
         } else {
             buckets
         };
         debug_assert!(size.is_power_of_two());
-        let mask = (size - 1) as u32;
+        // 6.16's per-node global hash: node = (hash >> shift) % nodes, then the node's
+        // table of size / nodes buckets (kernel/futex/core.c, `__futex_hash()`).
+        let nodes = if buckets == 0 {
+            u64::from(self.global_nodes.max(1))
+        } else {
+            1
+        };
+        let per_node = (size / nodes).max(1).next_power_of_two();
+        let shift = per_node.trailing_zeros();
+        let mask = per_node - 1;
         let buckets_per_thread = self
             .keys_per_thread
             .iter()
             .map(|keys| {
                 let mut out = vec![0u32; keys.len()];
                 hasher.hash_many(keys, &mut out);
-                out.iter_mut().for_each(|h| *h &= mask);
+                out.iter_mut().for_each(|h| {
+                    let node = if nodes > 1 {
+                        (u64::from(*h) >> shift) % nodes
+                    } else {
+                        0
+                    };
+                    *h = (node * per_node + (u64::from(*h) & mask)) as u32;
+                });
                 out
             })
             .collect();
@@ -60,7 +97,8 @@ impl Scenario {
             op: self.op,
             buckets_per_thread,
             cpu_of_thread: round_robin_cpus(self.keys_per_thread.len(), &self.cpus),
-            locks: size as usize,
+            locks: (per_node * nodes) as usize,
+            design: self.design,
         }
     }
 }
@@ -70,46 +108,73 @@ pub fn global_hash_size(cpus: u32) -> u64 {
     (256 * u64::from(cpus.max(1))).next_power_of_two()
 }
 
-/// Bisection for the `x` in `[lo, hi]` where the decreasing function `f` crosses `target`.
-fn solve_decreasing(mut lo: f64, mut hi: f64, target: f64, f: impl Fn(f64) -> f64) -> f64 {
-    for _ in 0..40 {
-        let mid = 0.5 * (lo + hi);
-        if f(mid) > target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo < 1e-3 {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+/// A fitted parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fitted {
+    /// The value, ns.
+    pub value: f64,
+    /// One-sigma uncertainty, ns.
+    pub sigma: f64,
+    /// False when the rows do not determine it (sigma > value): the template's value was
+    /// kept.
+    pub determined: bool,
 }
 
-/// Fits `outside_ns` and the hand-off costs of `template` so that the simulation of
-/// `scenario` with `hasher` reproduces the two observations.
-pub fn calibrate(
+/// The result of a calibration.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    /// The fitted profile.
+    pub profile: MachineProfile,
+    /// `outside_ns`.
+    pub outside: Fitted,
+    /// `handoff_local_ns`.
+    pub handoff: Fitted,
+    /// Per row: `ln(simulated / measured)` with the fitted profile.
+    pub residuals: Vec<f64>,
+    /// Root mean square of the residuals.
+    pub rms_residual: f64,
+}
+
+fn with_params(p: &MachineProfile, outside: f64, handoff: f64) -> MachineProfile {
+    let ratio = p.remote_ratio();
+    let mut q = p.clone();
+    q.outside_ns = outside;
+    q.handoff_local_ns = handoff;
+    q.handoff_remote_ns = handoff * ratio;
+    q
+}
+
+/// Solves the 2×2 system `a·x = b`; `None` when singular.
+fn solve2(a: [[f64; 2]; 2], b: [f64; 2]) -> Option<[f64; 2]> {
+    let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    if det.abs() < 1e-300 || !det.is_finite() {
+        return None;
+    }
+    Some([
+        (b[0] * a[1][1] - b[1] * a[0][1]) / det,
+        (a[0][0] * b[1] - a[1][0] * b[0]) / det,
+    ])
+}
+
+/// Smallest value a fitted cost may take, ns (the fit works on logarithms).
+const FLOOR_NS: f64 = 0.01;
+
+/// Fits `outside_ns` and the hand-off of `template` so that the simulation of `scenario`
+/// with `hasher` (costing `hash_ns`) reproduces `rows` in the least-squares sense.
+pub fn calibrate<H: KeyHasher + ?Sized>(
     template: &MachineProfile,
     scenario: &Scenario,
-    hasher: &dyn KeyHasher,
-    rows: [Observation; 2],
+    hasher: &H,
+    hash_ns: f64,
+    rows: &[Observation],
     len: SimLength,
-) -> Result<MachineProfile, String> {
+) -> Result<Calibration, String> {
     template.validate()?;
-    let size = |o: &Observation| {
-        if o.buckets == 0 {
-            scenario.global_buckets
-        } else {
-            o.buckets
-        }
-    };
-    let (wide, narrow) = if size(&rows[0]) >= size(&rows[1]) {
-        (rows[0], rows[1])
-    } else {
-        (rows[1], rows[0])
-    };
-    if size(&wide) == size(&narrow) {
-        return Err("the two calibration rows must have different table sizes".into());
+    if rows.len() < 2 {
+        return Err(format!(
+            "calibration needs at least two rows, got {}",
+            rows.len()
+        ));
     }
     for o in rows {
         if !(o.ops_per_sec.is_finite() && o.ops_per_sec > 0.0) {
@@ -119,46 +184,215 @@ pub fn calibrate(
             ));
         }
     }
-    let ratio = template.remote_ratio();
-    let hash_ns = template.hash_cost(hasher.name());
-    let w_wide = scenario.workload(hasher, wide.buckets);
-    let w_narrow = scenario.workload(hasher, narrow.buckets);
-    let mut p = template.clone();
-    let rate = |p: &MachineProfile, w: &SimWorkload| simulate(p, w, hash_ns, len).ops_per_sec;
-    for _ in 0..12 {
-        let cap = 1e9 / wide.ops_per_sec * 4.0;
-        p.outside_ns = solve_decreasing(0.0, cap, wide.ops_per_sec, |x| {
-            let mut q = p.clone();
-            q.outside_ns = x;
-            rate(&q, &w_wide)
-        });
-        let cap = 1e9 / narrow.ops_per_sec * 4.0;
-        let local = solve_decreasing(0.0, cap, narrow.ops_per_sec, |y| {
-            let mut q = p.clone();
-            q.handoff_local_ns = y;
-            q.handoff_remote_ns = y * ratio;
-            rate(&q, &w_narrow)
-        });
-        p.handoff_local_ns = local;
-        p.handoff_remote_ns = local * ratio;
-        let e1 = rate(&p, &w_wide) / wide.ops_per_sec - 1.0;
-        let e2 = rate(&p, &w_narrow) / narrow.ops_per_sec - 1.0;
-        if e1.abs() < 1e-3 && e2.abs() < 1e-3 {
-            return Ok(p);
+    let size = |o: &Observation| {
+        if o.buckets == 0 {
+            scenario.global_buckets
+        } else {
+            o.buckets
+        }
+    };
+    if rows.iter().all(|o| size(o) == size(&rows[0])) {
+        return Err("the calibration rows must have at least two different table sizes".into());
+    }
+    let work: Vec<SimWorkload> = rows
+        .iter()
+        .map(|o| scenario.workload(hasher, o.buckets))
+        .collect();
+    let noise: Vec<f64> = rows.iter().map(|o| o.noise.max(1e-4)).collect();
+    // Weighted residuals at (ln outside, ln handoff).
+    let residuals = |th: [f64; 2]| -> Vec<f64> {
+        let p = with_params(template, th[0].exp(), th[1].exp());
+        work.iter()
+            .zip(rows)
+            .zip(&noise)
+            .map(|((w, o), s)| (simulate(&p, w, hash_ns, len).ops_per_sec / o.ops_per_sec).ln() / s)
+            .collect()
+    };
+    let sq = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
+    // Start: the outside cost that gives the fastest row's rate with nobody waiting, and
+    // the template's hand-off.
+    let fastest = rows.iter().map(|o| o.ops_per_sec).fold(0.0, f64::max);
+    let start_outside = (1e9 / fastest - template.hold_ns - hash_ns).max(1.0);
+    let mut th = [start_outside.ln(), template.handoff_local_ns.max(1.0).ln()];
+    let floor = FLOOR_NS.ln();
+    let cap = (1e9
+        / rows
+            .iter()
+            .map(|o| o.ops_per_sec)
+            .fold(f64::INFINITY, f64::min)
+        * 8.0)
+        .ln();
+    // Coordinate descent first (golden-section search on each logarithm in turn): the
+    // hand-off's gradient vanishes where nobody waits, so Levenberg–Marquardt alone can
+    // stall at a bad start; it then polishes the joint optimum.
+    let golden = |th: [f64; 2], k: usize| -> f64 {
+        let f = |x: f64| {
+            let mut t = th;
+            t[k] = x;
+            sq(&residuals(t))
+        };
+        let (mut lo, mut hi) = (floor, cap);
+        let g = 0.618_033_988_749_895;
+        let (mut a1, mut b1) = (hi - g * (hi - lo), lo + g * (hi - lo));
+        let (mut fa, mut fb) = (f(a1), f(b1));
+        for _ in 0..32 {
+            if fa < fb {
+                hi = b1;
+                b1 = a1;
+                fb = fa;
+                a1 = hi - g * (hi - lo);
+                fa = f(a1);
+            } else {
+                lo = a1;
+                a1 = b1;
+                fa = fb;
+                b1 = lo + g * (hi - lo);
+                fb = f(b1);
+            }
+        }
+        0.5 * (lo + hi)
+    };
+    for _ in 0..3 {
+        th[1] = golden(th, 1);
+        th[0] = golden(th, 0);
+    }
+    let mut r = residuals(th);
+    let mut lambda = 1e-2;
+    let step = 0.02;
+    let jacobian = |th: [f64; 2], r: &[f64]| -> Vec<[f64; 2]> {
+        let mut j = vec![[0.0; 2]; r.len()];
+        for k in 0..2 {
+            let mut t = th;
+            t[k] += step;
+            let rk = residuals(t);
+            for i in 0..r.len() {
+                j[i][k] = (rk[i] - r[i]) / step;
+            }
+        }
+        j
+    };
+    let normal = |j: &[[f64; 2]]| {
+        let mut a = [[0.0; 2]; 2];
+        for row in j {
+            for x in 0..2 {
+                for y in 0..2 {
+                    a[x][y] += row[x] * row[y];
+                }
+            }
+        }
+        a
+    };
+    for _ in 0..30 {
+        let j = jacobian(th, &r);
+        let a = normal(&j);
+        let mut g = [0.0; 2];
+        for (row, ri) in j.iter().zip(&r) {
+            g[0] += row[0] * ri;
+            g[1] += row[1] * ri;
+        }
+        let mut improved = false;
+        for _ in 0..8 {
+            let mut damped = a;
+            damped[0][0] += lambda * (a[0][0] + 1e-9);
+            damped[1][1] += lambda * (a[1][1] + 1e-9);
+            let Some(d) = solve2(damped, [-g[0], -g[1]]) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let cand = [
+                (th[0] + d[0]).clamp(floor, cap),
+                (th[1] + d[1]).clamp(floor, cap),
+            ];
+            let rc = residuals(cand);
+            if sq(&rc) < sq(&r) {
+                th = cand;
+                r = rc;
+                lambda = (lambda / 3.0).max(1e-6);
+                improved = true;
+                break;
+            }
+            lambda *= 10.0;
+        }
+        if !improved || sq(&r) < 1e-8 {
+            break;
         }
     }
-    let e1 = rate(&p, &w_wide) / wide.ops_per_sec - 1.0;
-    let e2 = rate(&p, &w_narrow) / narrow.ops_per_sec - 1.0;
-    if e1.abs() < 0.02 && e2.abs() < 0.02 {
-        Ok(p)
+    // Uncertainties from the Jacobian at the optimum, in ns (d value = value · d ln value).
+    let j = jacobian(th, &r);
+    let a = normal(&j);
+    let dof = rows.len().saturating_sub(2);
+    let scale = if dof > 0 {
+        (sq(&r) / dof as f64).max(1.0)
     } else {
-        Err(format!(
-            "could not fit both rows (residual errors {:+.1}% and {:+.1}%): the rows may be \
-             inconsistent with this topology, hold time or thread count, or the simulated run too short (raise --ops)",
-            e1 * 100.0,
-            e2 * 100.0
-        ))
+        1.0
+    };
+    let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    let var = |k: usize| {
+        if det.abs() < 1e-300 {
+            f64::INFINITY
+        } else {
+            let inv = if k == 0 { a[1][1] / det } else { a[0][0] / det };
+            (inv * scale).max(0.0)
+        }
+    };
+    let fitted = |k: usize, fallback: f64| {
+        let value = th[k].exp();
+        let sigma = value * var(k).sqrt();
+        let determined = sigma.is_finite() && sigma < value && value > 2.0 * FLOOR_NS;
+        Fitted {
+            value: if determined { value } else { fallback },
+            sigma,
+            determined,
+        }
+    };
+    let outside = fitted(0, template.outside_ns);
+    let handoff = fitted(1, template.handoff_local_ns);
+    if !outside.determined && !handoff.determined {
+        return Err(format!(
+            "the rows do not determine outside_ns ({:.1} ± {:.1} ns) nor the hand-off ({:.1} ± {:.1} ns): their differences lie within the measurement noise",
+            th[0].exp(),
+            outside.sigma,
+            th[1].exp(),
+            handoff.sigma
+        ));
     }
+    let mut profile = with_params(template, outside.value, handoff.value);
+    // If only one parameter is determined, refit it alone with the other fixed.
+    if outside.determined != handoff.determined {
+        let k = usize::from(handoff.determined);
+        let mut t = [
+            outside.value.max(FLOOR_NS).ln(),
+            handoff.value.max(FLOOR_NS).ln(),
+        ];
+        t[k] = golden(t, k);
+        profile = if k == 0 {
+            with_params(template, t[0].exp(), handoff.value)
+        } else {
+            with_params(template, outside.value, t[1].exp())
+        };
+    }
+    let fin: Vec<f64> = work
+        .iter()
+        .zip(rows)
+        .map(|(w, o)| (simulate(&profile, w, hash_ns, len).ops_per_sec / o.ops_per_sec).ln())
+        .collect();
+    let rms = (fin.iter().map(|x| x * x).sum::<f64>() / fin.len() as f64).sqrt();
+    let outside = Fitted {
+        value: profile.outside_ns,
+        ..outside
+    };
+    let handoff = Fitted {
+        value: profile.handoff_local_ns,
+        ..handoff
+    };
+    profile.hash_ns.clear();
+    Ok(Calibration {
+        profile,
+        outside,
+        handoff,
+        residuals: fin,
+        rms_residual: rms,
+    })
 }
 
 #[cfg(test)]
@@ -186,6 +420,8 @@ mod tests {
             cpus: (0..cpus).collect(),
             global_buckets: global_hash_size(cpus),
             op: SimOp::WaitFail,
+            design: Design::default(),
+            global_nodes: 1,
         }
     }
 
@@ -207,7 +443,7 @@ mod tests {
             handoff_local_ns: 250.0,
             handoff_remote_ns: 500.0,
             line_miss_ns: 40.0,
-            hash_ns: Default::default(),
+            ..MachineProfile::minimal("truth", 32, 2)
         };
         let sc = scenario(32, 32);
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
@@ -220,15 +456,43 @@ mod tests {
         let obs = |b| Observation {
             buckets: b,
             ops_per_sec: simulate(&truth, &sc.workload(&h, b), 0.0, len).ops_per_sec,
+            noise: DEFAULT_NOISE,
         };
         let mut template = truth.clone();
         template.outside_ns = 1.0;
         template.handoff_local_ns = 1.0;
         template.handoff_remote_ns = 2.0;
-        let fit = calibrate(&template, &sc, &h, [obs(0), obs(2)], len).unwrap();
-        assert!((fit.outside_ns / 350.0 - 1.0).abs() < 0.02, "{fit:?}");
-        assert!((fit.handoff_local_ns / 250.0 - 1.0).abs() < 0.05, "{fit:?}");
-        let same = calibrate(&template, &sc, &h, [obs(4), obs(4)], len);
+        let fit = calibrate(&template, &sc, &h, 0.0, &[obs(0), obs(2)], len).unwrap();
+        let p = &fit.profile;
+        assert!((p.outside_ns / 350.0 - 1.0).abs() < 0.02, "{fit:?}");
+        assert!((p.handoff_local_ns / 250.0 - 1.0).abs() < 0.05, "{fit:?}");
+        assert!(fit.outside.determined && fit.handoff.determined, "{fit:?}");
+        assert!(p.hash_ns.is_empty());
+        // Four rows, least squares: the same truth, a small residual.
+        let four = calibrate(
+            &template,
+            &sc,
+            &h,
+            0.0,
+            &[obs(0), obs(2), obs(8), obs(64)],
+            len,
+        )
+        .unwrap();
+        assert!(
+            (four.profile.handoff_local_ns / 250.0 - 1.0).abs() < 0.05,
+            "{four:?}"
+        );
+        assert!(four.rms_residual < 0.01, "{four:?}");
+        let same = calibrate(&template, &sc, &h, 0.0, &[obs(4), obs(4)], len);
         assert!(same.is_err());
+        // Two uncontended rows (global hash, 4096 slots) cannot tell the hand-off: it is
+        // kept from the template, not fitted out of noise.
+        let flat = calibrate(&template, &sc, &h, 0.0, &[obs(0), obs(4096)], len).unwrap();
+        assert!(!flat.handoff.determined, "{flat:?}");
+        assert_eq!(flat.profile.handoff_local_ns, template.handoff_local_ns);
+        assert!(
+            (flat.profile.outside_ns / 350.0 - 1.0).abs() < 0.03,
+            "{flat:?}"
+        );
     }
 }

@@ -32,19 +32,81 @@ pub struct MachineProfile {
     /// node (across nodes: times `handoff_remote_ns / handoff_local_ns`). Not fitted.
     #[serde(default)]
     pub line_miss_ns: f64,
-    /// Cost of one hash per hasher name (from `cargo bench`); missing names use `default`.
+    /// Hardware threads per core (SMT). CPUs are numbered as Linux numbers them on x86:
+    /// CPU `c` is on core `c % cores`, so CPUs `c` and `c + cores` are siblings.
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    /// How much longer a thread's own work takes while its SMT sibling is busy (1 = no
+    /// effect). Needed when `threads_per_core > 1`.
+    #[serde(default)]
+    pub smt_slowdown: Option<f64>,
+    /// Ticket lock only: extra hand-off time per spinning waiter (every waiter re-reads the
+    /// lock word after each release; Boyd-Wickizer et al. 2012). Needed by `--lock ticket`.
+    #[serde(default)]
+    pub ticket_spinner_ns: Option<f64>,
+    /// Queued (MCS) lock: extra hand-off time per waiter in the queue (small: each waiter
+    /// spins on its own node).
+    #[serde(default)]
+    pub queue_spinner_ns: f64,
+    /// One atomic read-modify-write on a cache line this CPU already owns (the per-CPU
+    /// reference of 6.17+, and the RMW itself on the shared 6.16 reference).
+    #[serde(default = "atomic_default")]
+    pub atomic_ns: f64,
+    /// Scheduler time slice for threads sharing a CPU (see `docs/sim.md` for why the
+    /// simulated slice is shorter than the kernel's 3 ms base slice).
+    #[serde(default = "slice_default")]
+    pub timeslice_ns: f64,
+    /// Cost of one hash per hasher name, measured on this machine. Hashers without an
+    /// entry are timed on the machine running the simulator.
     #[serde(default)]
     pub hash_ns: BTreeMap<String, f64>,
 }
 
+fn one() -> u32 {
+    1
+}
+
+/// A locked RMW on an owned line is ~20 cycles on x86 (Agner Fog's instruction tables:
+/// `LOCK XADD`, 18–20 cycles on Intel cores from Nehalem to Skylake): about 7 ns at 3 GHz.
+fn atomic_default() -> f64 {
+    7.0
+}
+
+/// 100 µs: long against one operation (≤ 2 µs), so slicing effects keep their ratio to
+/// the op time; short enough that a simulated run covers many slices.
+fn slice_default() -> f64 {
+    100_000.0
+}
+
 impl MachineProfile {
-    /// The hash cost of `hasher` on this machine (0 when the profile has no figure).
-    pub fn hash_cost(&self, hasher: &str) -> f64 {
-        self.hash_ns
-            .get(hasher)
-            .or_else(|| self.hash_ns.get("default"))
-            .copied()
-            .unwrap_or(0.0)
+    /// The profile's hash cost figure for `hasher`, if it has one.
+    pub fn hash_cost(&self, hasher: &str) -> Option<f64> {
+        self.hash_ns.get(hasher).copied()
+    }
+
+    /// Physical cores.
+    pub fn cores(&self) -> u32 {
+        (self.cpus / self.threads_per_core.max(1)).max(1)
+    }
+
+    /// The core of `cpu` (Linux x86 numbering: siblings are `cores` apart).
+    pub fn core_of(&self, cpu: u32) -> u32 {
+        cpu % self.cores()
+    }
+
+    /// The NUMA node of `cpu`: cores are split evenly over the nodes.
+    pub fn node_of(&self, cpu: u32) -> u32 {
+        let per = (self.cores() / self.nodes.max(1)).max(1);
+        (self.core_of(cpu) / per).min(self.nodes.max(1) - 1)
+    }
+
+    /// The SMT slowdown factor (1 without SMT).
+    pub fn smt_factor(&self) -> f64 {
+        if self.threads_per_core > 1 {
+            self.smt_slowdown.unwrap_or(1.0)
+        } else {
+            1.0
+        }
     }
 
     /// `handoff_remote_ns / handoff_local_ns` (1 when the local cost is 0).
@@ -56,10 +118,12 @@ impl MachineProfile {
         }
     }
 
-    /// The CPUs of node `node`.
+    /// The CPUs of node `node`, in CPU-number order (first threads of its cores, then
+    /// their siblings, as `taskset -pc` lists them: e.g. `64-127,192-255`).
     pub fn node_cpus(&self, node: u32) -> Vec<u32> {
-        let per = self.cpus / self.nodes.max(1);
-        (node * per..(node + 1) * per).collect()
+        (0..self.cpus)
+            .filter(|&c| self.node_of(c) == node)
+            .collect()
     }
 
     /// Checks that the numbers make sense; the error names the bad field.
@@ -71,12 +135,41 @@ impl MachineProfile {
                 self.cpus, self.nodes
             ));
         }
+        let tpc = self.threads_per_core;
+        if tpc == 0 || self.cpus % tpc != 0 || (self.cpus / tpc) % self.nodes != 0 {
+            return Err(format!(
+                "threads_per_core ({tpc}) must divide cpus ({}) into cores that split evenly over {} node(s)",
+                self.cpus, self.nodes
+            ));
+        }
+        if tpc > 1 && self.smt_slowdown.is_none() {
+            return Err(format!(
+                "threads_per_core = {tpc} needs smt_slowdown (how much a busy sibling slows a thread)"
+            ));
+        }
+        if let Some(f) = self.smt_slowdown
+            && !(f.is_finite() && (1.0..=4.0).contains(&f))
+        {
+            return Err(format!("smt_slowdown = {f} must be from 1 to 4"));
+        }
+        if !(self.timeslice_ns.is_finite() && (1000.0..=1e8).contains(&self.timeslice_ns)) {
+            return Err(format!(
+                "timeslice_ns = {} must be from 1000 to 1e8",
+                self.timeslice_ns
+            ));
+        }
         let costs = [
             ("outside_ns", self.outside_ns),
             ("hold_ns", self.hold_ns),
             ("handoff_local_ns", self.handoff_local_ns),
             ("handoff_remote_ns", self.handoff_remote_ns),
             ("line_miss_ns", self.line_miss_ns),
+            ("queue_spinner_ns", self.queue_spinner_ns),
+            ("atomic_ns", self.atomic_ns),
+            (
+                "ticket_spinner_ns",
+                self.ticket_spinner_ns.unwrap_or_default(),
+            ),
         ];
         let hashes = self.hash_ns.iter().map(|(k, v)| (k.as_str(), *v));
         for (what, v) in costs.into_iter().chain(hashes) {
@@ -89,6 +182,28 @@ impl MachineProfile {
             }
         }
         Ok(())
+    }
+
+    /// A profile with the given topology, no SMT and every cost zero except the defaults
+    /// (a starting point for templates and tests).
+    pub fn minimal(name: &str, cpus: u32, nodes: u32) -> Self {
+        MachineProfile {
+            name: name.into(),
+            cpus,
+            nodes,
+            outside_ns: 0.0,
+            hold_ns: 0.0,
+            handoff_local_ns: 0.0,
+            handoff_remote_ns: 0.0,
+            line_miss_ns: 0.0,
+            threads_per_core: 1,
+            smt_slowdown: None,
+            ticket_spinner_ns: None,
+            queue_spinner_ns: 0.0,
+            atomic_ns: atomic_default(),
+            timeslice_ns: slice_default(),
+            hash_ns: BTreeMap::new(),
+        }
     }
 
     /// Reads and validates a profile file.
@@ -124,9 +239,121 @@ impl MachineProfile {
     }
 }
 
+/// A machine's topology as Linux's sysfs describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// Online CPUs.
+    pub cpus: u32,
+    /// Distinct (package, core) pairs among them.
+    pub cores: u32,
+    /// `cpus / cores`.
+    pub threads_per_core: u32,
+    /// NUMA nodes with CPUs (1 without `node/`).
+    pub nodes: u32,
+}
+
+/// Parses a sysfs CPU list such as `0-3,8,10-11`.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > MAX_CPUS {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
+/// Reads the topology under `system` (normally `/sys/devices/system`): `cpu/online`,
+/// each CPU's `topology/{physical_package_id,core_id}`, and `node/node*/cpulist`.
+pub fn read_sysfs_topology(system: &Path) -> Result<Topology, String> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read '{}': {e}", p.display()))
+    };
+    let online_path = system.join("cpu/online");
+    let online = parse_cpu_list(&read(&online_path)?)
+        .ok_or_else(|| format!("cannot parse '{}'", online_path.display()))?;
+    if online.is_empty() {
+        return Err("no online CPUs in sysfs".into());
+    }
+    let mut cores = std::collections::BTreeSet::new();
+    for c in &online {
+        let t = system.join(format!("cpu/cpu{c}/topology"));
+        let pkg = read(&t.join("physical_package_id")).unwrap_or_default();
+        let core = read(&t.join("core_id")).unwrap_or_else(|_| c.to_string());
+        cores.insert((pkg.trim().to_string(), core.trim().to_string()));
+    }
+    let mut nodes = 0u32;
+    if let Ok(dir) = std::fs::read_dir(system.join("node")) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(n) = name.strip_prefix("node")
+                && n.parse::<u32>().is_ok()
+                && read(&e.path().join("cpulist"))
+                    .ok()
+                    .and_then(|l| parse_cpu_list(&l))
+                    .is_some_and(|l| !l.is_empty())
+            {
+                nodes += 1;
+            }
+        }
+    }
+    let cpus = online.len() as u32;
+    let cores = (cores.len() as u32).max(1);
+    Ok(Topology {
+        cpus,
+        cores,
+        threads_per_core: (cpus / cores).max(1),
+        nodes: nodes.max(1),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sysfs_topology_of_a_fake_two_node_smt_box() {
+        // 8 CPUs = 2 packages x 2 cores x 2 threads, nodes = packages, Linux numbering
+        // (siblings 4 apart), written out by hand.
+        let root = std::env::temp_dir().join(format!("fh-sysfs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("cpu")).unwrap();
+        std::fs::write(root.join("cpu/online"), "0-7\n").unwrap();
+        for c in 0..8u32 {
+            let t = root.join(format!("cpu/cpu{c}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            let core = c % 4;
+            std::fs::write(t.join("physical_package_id"), format!("{}\n", core / 2)).unwrap();
+            std::fs::write(t.join("core_id"), format!("{}\n", core % 2)).unwrap();
+        }
+        for n in 0..2 {
+            let d = root.join(format!("node/node{n}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("cpulist"),
+                format!("{}-{},{}-{}\n", 2 * n, 2 * n + 1, 2 * n + 4, 2 * n + 5),
+            )
+            .unwrap();
+        }
+        let t = read_sysfs_topology(&root).unwrap();
+        assert_eq!(
+            t,
+            Topology {
+                cpus: 8,
+                cores: 4,
+                threads_per_core: 2,
+                nodes: 2
+            }
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn toml_round_trip_and_validation() {
@@ -139,13 +366,25 @@ mod tests {
             handoff_local_ns: 3.0,
             handoff_remote_ns: 4.0,
             line_miss_ns: 0.5,
-            hash_ns: [("jhash2".to_string(), 5.0)].into(),
+            ..MachineProfile::minimal("x", 4, 2)
         };
+        let mut p = p;
+        p.hash_ns = [("jhash2".to_string(), 5.0)].into();
         let back: MachineProfile = toml::from_str(&p.to_toml()).unwrap();
         assert_eq!(back, p);
-        assert_eq!(p.hash_cost("jhash2"), 5.0);
-        assert_eq!(p.hash_cost("crc32"), 0.0);
+        assert_eq!(p.hash_cost("jhash2"), Some(5.0));
+        assert_eq!(p.hash_cost("crc32"), None);
         assert_eq!(p.node_cpus(1), vec![2, 3]);
+        // The seed box's node 1 as `taskset -pc` printed it (seed 000): 64-127,192-255.
+        let mut smt = MachineProfile::minimal("smt", 256, 2);
+        smt.threads_per_core = 2;
+        smt.smt_slowdown = Some(1.3);
+        smt.validate().unwrap();
+        let n1 = smt.node_cpus(1);
+        let expect: Vec<u32> = (64..128).chain(192..256).collect();
+        assert_eq!(n1, expect);
+        smt.smt_slowdown = None;
+        assert!(smt.validate().unwrap_err().contains("smt_slowdown"));
         let mut bad = p.clone();
         bad.cpus = 3;
         assert!(bad.validate().unwrap_err().contains("cpus"));
@@ -160,5 +399,10 @@ mod tests {
         bad.hash_ns.insert("crc32".into(), f64::NAN);
         assert!(bad.validate().unwrap_err().contains("crc32"));
         assert!(toml::from_str::<MachineProfile>("name='a'\ncpus=1").is_err());
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
+        assert_eq!(parse_cpu_list("3-1"), None);
     }
 }

@@ -1,12 +1,19 @@
-//! Simulated sweeps (threads × table sizes × hashers) with results as [`BenchRecord`]s
-//! (`backend = "sim"`), so a simulated table lines up field by field with a measured one.
+//! Simulated sweeps (threads × table sizes × hashers) with results as [`SimRecord`]s: a
+//! [`BenchRecord`] (`backend = "sim"`, so a simulated table lines up field by field with a
+//! measured one) plus what the simulation assumed — the hash cost and where it came from,
+//! the profile and the design. Configurations run in parallel on every core.
 
 use super::calibrate::{Scenario, global_hash_size};
+use super::hashcost::{HashCost, hash_cost};
+use super::kernel::{AUTO_RFC_SLOTS, auto_slots};
 use super::profile::MachineProfile;
 use super::validate::perf_keys_per_thread;
-use super::{SimLength, SimOp, SimResult, SimWorkload, simulate};
+use super::{CACHE_LINE, Design, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload};
+use super::{check_design, simulate};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::throughput::record::BenchRecord;
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What to simulate.
 #[derive(Clone, Debug)]
@@ -36,13 +43,180 @@ impl SimSweep {
     }
 }
 
+/// A private-hash size, as `-b` gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slots {
+    /// This many slots; 0 = the global hash.
+    Fixed(u64),
+    /// The merged kernel's `futex_hash_allocate_default()` for the thread count.
+    Auto,
+    /// The RFC v2 default (4 slots).
+    AutoRfc,
+}
+
+impl Slots {
+    /// The slot count for `threads` workers on `profile` with a global hash of `global`.
+    pub fn resolve(self, threads: usize, cpus: u32, global: u64) -> u64 {
+        match self {
+            Slots::Fixed(n) => n,
+            // perf's main thread counts too: get_nr_threads() when the last worker forks.
+            Slots::Auto => auto_slots(threads as u64 + 1, cpus, global),
+            Slots::AutoRfc => AUTO_RFC_SLOTS,
+        }
+    }
+
+    /// `auto`, `auto-rfc` or the number.
+    pub fn label(self) -> String {
+        match self {
+            Slots::Fixed(n) => n.to_string(),
+            Slots::Auto => "auto".into(),
+            Slots::AutoRfc => "auto-rfc".into(),
+        }
+    }
+}
+
+/// The design axes of a sweep beyond [`SimSweep`].
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Bucket design.
+    pub design: Design,
+    /// Global hash size, buckets in all (default `roundup_pow_of_two(256 × CPUs)`).
+    pub global_buckets: Option<u64>,
+    /// Node tables of the global hash (1 = one table).
+    pub global_nodes: u32,
+    /// Table sizes; when set, replaces [`SimSweep::buckets`].
+    pub slots: Option<Vec<Slots>>,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            design: Design::default(),
+            global_buckets: None,
+            global_nodes: 1,
+            slots: None,
+        }
+    }
+}
+
+/// One simulated configuration: the bench record plus what the simulation assumed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimRecord {
+    /// The bench-compatible fields.
+    #[serde(flatten)]
+    pub bench: BenchRecord,
+    /// ns per hash the simulation charged.
+    pub hash_ns: f64,
+    /// `profile` (the profile's figure) or `measured` (timed on this machine).
+    pub hash_ns_source: &'static str,
+    /// The profile's name.
+    pub profile: String,
+    /// `queued` or `ticket`.
+    pub lock: &'static str,
+    /// `none`, `shared` or `percpu`.
+    pub refcount: &'static str,
+    /// Bytes per bucket.
+    pub bucket_bytes: u32,
+    /// `-b` as given: a number, `auto` or `auto-rfc`.
+    pub slots: String,
+    /// Threads per CPU used (above 1: the run is time-sliced).
+    pub threads_per_cpu: f64,
+}
+
+/// The lock kind as records print it.
+pub fn lock_name(l: LockKind) -> &'static str {
+    match l {
+        LockKind::Queued => "queued",
+        LockKind::Ticket => "ticket",
+    }
+}
+
+/// The refcount mode as records print it.
+pub fn refcount_name(r: Refcount) -> &'static str {
+    match r {
+        Refcount::None => "none",
+        Refcount::Shared => "shared",
+        Refcount::PerCpu => "percpu",
+    }
+}
+
+/// The layout as records print it: `aligned`, `packed`, or `NB` for other sizes.
+pub fn layout_name(bytes: u32) -> String {
+    match bytes {
+        CACHE_LINE => "aligned".into(),
+        super::PACKED_BUCKET_BYTES => "packed".into(),
+        n => format!("{n}B"),
+    }
+}
+
+/// Runs `jobs` closures on every core, results in job order. Each job index is claimed
+/// once by `fetch_add`; no data is published through the counter (results come back
+/// through `join`, which orders them), so `Relaxed` is enough.
+pub fn parallel_map<T: Send>(jobs: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.max(1));
+    if workers <= 1 {
+        return (0..jobs).map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut parts: Vec<Vec<(usize, T)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= jobs {
+                            break mine;
+                        }
+                        mine.push((i, f(i)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("simulation worker panicked"))
+            .collect()
+    });
+    let mut all: Vec<(usize, T)> = parts.drain(..).flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, t)| t).collect()
+}
+
 /// Runs every configuration of `sweep` on `profile`; `tick` is called after each.
 pub fn run_sweep(
     profile: &MachineProfile,
     sweep: &SimSweep,
-    mut tick: impl FnMut(),
+    tick: impl Fn() + Sync,
 ) -> Result<Vec<BenchRecord>, String> {
+    Ok(
+        run_sweep_with(profile, sweep, &SimOptions::default(), tick)?
+            .into_iter()
+            .map(|r| r.bench)
+            .collect(),
+    )
+}
+
+/// The hash cost of each hasher of a sweep, timed here (before any simulation runs, so
+/// that the timing has the cores to itself) where the profile has no figure.
+pub fn hash_costs(
+    profile: &MachineProfile,
+    hashers: &[SharedHasher],
+) -> Result<Vec<HashCost>, String> {
+    hashers.iter().map(|h| hash_cost(profile, h)).collect()
+}
+
+/// [`run_sweep`] with the design axes.
+pub fn run_sweep_with(
+    profile: &MachineProfile,
+    sweep: &SimSweep,
+    opts: &SimOptions,
+    tick: impl Fn() + Sync,
+) -> Result<Vec<SimRecord>, String> {
     profile.validate()?;
+    check_design(profile, &opts.design)?;
     let cpus: Vec<u32> = match sweep.node {
         Some(n) if n >= profile.nodes => {
             return Err(format!(
@@ -53,42 +227,67 @@ pub fn run_sweep(
         Some(n) => profile.node_cpus(n),
         None => (0..profile.cpus).collect(),
     };
-    let mut out = Vec::with_capacity(sweep.configurations());
-    for &threads in &sweep.threads {
-        let scenario = Scenario {
-            keys_per_thread: perf_keys_per_thread(threads, sweep.futexes, sweep.seed)?,
-            cpus: cpus.clone(),
-            global_buckets: global_hash_size(profile.cpus),
-            op: sweep.op,
-        };
-        for &buckets in &sweep.buckets {
-            for h in &sweep.hashers {
-                let r = simulate(
-                    profile,
-                    &scenario.workload(h, buckets),
-                    profile.hash_cost(h.name()),
-                    sweep.len,
-                );
-                out.push(sim_record(
-                    &r,
-                    h.name(),
-                    if buckets == 0 { "global" } else { "private" },
-                    buckets,
-                    threads,
-                    sweep.futexes,
-                    match sweep.op {
-                        SimOp::WaitFail => "hash",
-                        SimOp::WakeNone => "wake",
-                    },
-                ));
-                tick();
-            }
+    let global = opts
+        .global_buckets
+        .unwrap_or_else(|| global_hash_size(profile.cpus));
+    let slots: Vec<Slots> = opts
+        .slots
+        .clone()
+        .unwrap_or_else(|| sweep.buckets.iter().map(|&b| Slots::Fixed(b)).collect());
+    let costs = hash_costs(profile, &sweep.hashers)?;
+    let scenarios: Vec<Scenario> = sweep
+        .threads
+        .iter()
+        .map(|&threads| {
+            Ok(Scenario {
+                keys_per_thread: perf_keys_per_thread(threads, sweep.futexes, sweep.seed)?,
+                cpus: cpus.clone(),
+                global_buckets: global,
+                op: sweep.op,
+                design: opts.design,
+                global_nodes: opts.global_nodes,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let (nb, nh) = (slots.len(), sweep.hashers.len());
+    let jobs = sweep.threads.len() * nb * nh;
+    let recs = parallel_map(jobs, |i| {
+        let (ti, bi, hi) = (i / (nb * nh), (i / nh) % nb, i % nh);
+        let threads = sweep.threads[ti];
+        let h = &sweep.hashers[hi];
+        let buckets = slots[bi].resolve(threads, profile.cpus, global);
+        let w = scenarios[ti].workload(h, buckets);
+        let r = simulate(profile, &w, costs[hi].ns, sweep.len);
+        tick();
+        SimRecord {
+            bench: sim_record(
+                &r,
+                h.name(),
+                if buckets == 0 { "global" } else { "private" },
+                buckets,
+                threads,
+                sweep.futexes,
+                match sweep.op {
+                    SimOp::WaitFail => "hash",
+                    SimOp::WakeNone => "wake",
+                },
+                &layout_name(opts.design.bucket_bytes),
+            ),
+            hash_ns: costs[hi].ns,
+            hash_ns_source: costs[hi].source.as_str(),
+            profile: profile.name.clone(),
+            lock: lock_name(opts.design.lock),
+            refcount: refcount_name(opts.design.refcount),
+            bucket_bytes: opts.design.bucket_bytes,
+            slots: slots[bi].label(),
+            threads_per_cpu: threads as f64 / cpus.len() as f64,
         }
-    }
-    Ok(out)
+    });
+    Ok(recs)
 }
 
 /// A simulated run as a bench record (`backend = "sim"`, no process, full CPU share).
+#[allow(clippy::too_many_arguments)]
 fn sim_record(
     r: &SimResult,
     algo: &str,
@@ -97,12 +296,13 @@ fn sim_record(
     threads: usize,
     futexes: usize,
     workload: &'static str,
+    layout: &str,
 ) -> BenchRecord {
     BenchRecord {
         backend: "sim".into(),
         algo: algo.into(),
         table: table.into(),
-        layout: "aligned".into(),
+        layout: layout.into(),
         buckets,
         threads,
         futexes,
@@ -162,8 +362,13 @@ pub fn run_lock_test(
         buckets_per_thread,
         cpu_of_thread,
         locks,
+        design: Design::default(),
     };
-    let r = simulate(profile, &w, profile.hash_cost("jhash2"), len);
+    // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
+    // bucket, so the hash costs only the jhash2 the kernel still computes.
+    let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
+        .map_err(|e| e.to_string())?;
+    let r = simulate(profile, &w, hash_cost(profile, &jhash)?.ns, len);
     Ok(sim_record(
         &r,
         "jhash2",
@@ -172,6 +377,7 @@ pub fn run_lock_test(
         contenders_per_node * profile.nodes as usize,
         1,
         "lock",
+        "aligned",
     ))
 }
 
@@ -204,10 +410,13 @@ mod tests {
             },
             seed: 1,
         };
-        let mut ticks = 0;
-        let recs = run_sweep(&p, &s, || ticks += 1).unwrap();
+        let ticks = AtomicUsize::new(0);
+        let recs = run_sweep(&p, &s, || {
+            ticks.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
         assert_eq!(recs.len(), 12);
-        assert_eq!(ticks, 12);
+        assert_eq!(ticks.into_inner(), 12);
         assert!(
             recs.iter()
                 .all(|r| r.backend == "sim" && r.ops_per_sec > 0.0)

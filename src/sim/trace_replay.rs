@@ -196,7 +196,8 @@ pub fn replay<H: KeyHasher + ?Sized>(
         0.0
     };
 
-    let hash_ns = m.hash_cost(hasher.name());
+    // The profile's figure for this hasher, else timed here (never 0 silently).
+    let hash_ns = super::hashcost::hash_cost(m, hasher)?.ns;
     let outside = ps(m.outside_ns + hash_ns);
     let hold = ps(m.hold_ns);
     let (local, remote) = (ps(m.handoff_local_ns), ps(m.handoff_remote_ns));
@@ -314,7 +315,7 @@ mod tests {
             handoff_local_ns: 200.0,
             handoff_remote_ns: 600.0,
             line_miss_ns: 0.0,
-            hash_ns: Default::default(),
+            ..MachineProfile::minimal("test", cpus, 1)
         }
     }
 
