@@ -33,6 +33,8 @@ macro_rules! asset {
 /// on.
 pub const MACHINES: &[Asset] = &[
     asset!("machines", "seed-256cpu.toml"),
+    asset!("machines", "seed002-ivbep.toml"),
+    asset!("machines", "seed003-80core.toml"),
     asset!("machines", "this-vm.toml"),
     asset!("machines", "this-vm-template.toml"),
     asset!("machines", "this-vm-kernel-t2.csv"),
@@ -43,6 +45,7 @@ pub const PUBLISHED: &[Asset] = &[
     asset!("published", "algos-240threads-256cpu.csv"),
     asset!("published", "buckets-110threads-node1-256cpu.csv"),
     asset!("published", "buckets-240threads-256cpu.csv"),
+    asset!("published", "seed003-2013-80core-threads.csv"),
 ];
 
 /// The names of the embedded machine profiles (`NAME` of `NAME.toml`), sorted.
@@ -210,10 +213,15 @@ mod tests {
                 );
             }
         }
-        assert_eq!(
-            profile_names(),
-            ["seed-256cpu", "this-vm", "this-vm-template"]
-        );
+        let mut toml: Vec<String> = std::fs::read_dir(root.join("machines"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                name.strip_suffix(".toml").map(String::from)
+            })
+            .collect();
+        toml.sort();
+        assert_eq!(profile_names(), toml);
     }
 
     #[test]

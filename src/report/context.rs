@@ -138,7 +138,7 @@ impl Context {
         rms_log_error(
             self.validation
                 .iter()
-                .filter(|r| !r.calibration_row && table.is_none_or(|t| r.table == t)),
+                .filter(|r| !r.fitted && table.is_none_or(|t| r.table == t)),
         )
         .exp_m1()
     }
@@ -225,7 +225,9 @@ mod tests {
     #[test]
     fn measured_costs_fill_only_missing_hashers() {
         let mut p = seed_box_template();
-        let jhash = p.hash_ns["jhash2"];
+        // The profile's own figure for jhash2 (none for xxhash) must win over the measured.
+        let jhash = 4.0;
+        p.hash_ns.insert("jhash2".into(), jhash);
         p.hash_ns.remove("xxhash");
         let costs = vec![
             HashCost {
@@ -244,6 +246,6 @@ mod tests {
         let p = with_measured_costs(p, &costs);
         assert_eq!(p.hash_ns["jhash2"], jhash, "the profile's own figure wins");
         assert_eq!(p.hash_ns["xxhash"], 7.5);
-        assert_eq!(p.hash_cost("mine"), 3.25);
+        assert_eq!(p.hash_cost("mine"), Some(3.25));
     }
 }

@@ -738,7 +738,7 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
         })).collect::<Vec<_>>(),
         "validation": ctx.validation.iter().map(|r| json!({
             "table": r.table, "algo": r.algo, "buckets": r.buckets, "published": r.published,
-            "predicted": r.predicted, "calibration_row": r.calibration_row,
+            "predicted": r.predicted, "fitted": r.fitted,
         })).collect::<Vec<_>>(),
     });
     Ok(s)

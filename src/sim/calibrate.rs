@@ -328,8 +328,16 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     };
     let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
     let var = |k: usize| {
-        if det.abs() < 1e-300 {
-            f64::INFINITY
+        if det.abs() <= 1e-12 * (a[0][0] * a[1][1]).abs() || det.abs() < 1e-300 {
+            // The rows cannot tell the two parameters apart (typically: no row has enough
+            // contention for the hand-off to matter). Each parameter's uncertainty is then
+            // the one it has with the other held fixed; a parameter the rows do not move at
+            // all (a zero diagonal) stays undetermined.
+            if a[k][k] > 0.0 {
+                scale / a[k][k]
+            } else {
+                f64::INFINITY
+            }
         } else {
             let inv = if k == 0 { a[1][1] / det } else { a[0][0] / det };
             (inv * scale).max(0.0)

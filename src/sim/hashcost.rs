@@ -10,7 +10,7 @@
 
 use super::profile::MachineProfile;
 use crate::hashers::KeyHasher;
-use crate::workload::Workload;
+use crate::workload::KeyWorkload;
 use std::time::Instant;
 
 /// Keys per timed batch.
@@ -52,7 +52,7 @@ pub struct HashCost {
 /// Times `hasher` here: lower-quartile ns per key over [`BATCHES`] batches of
 /// [`BATCH_KEYS`] `perf` keys, at least [`MIN_HASH_NS`].
 pub fn measure_hash_ns<H: KeyHasher + ?Sized>(hasher: &H) -> Result<f64, String> {
-    let keys = Workload::Perf
+    let keys = KeyWorkload::Perf
         .generate(Some(BATCH_KEYS), 7)
         .map_err(|e| e.to_string())?
         .keys;
