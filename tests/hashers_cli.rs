@@ -225,6 +225,29 @@ fn dist_fails_the_w0_bug_on_inode_keys_and_model_bench_runs_a_c_hash() {
     let recs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(recs[0]["algo"], "cjhash");
     assert!(recs[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
+
+    // The simulator: no profile knows this hasher, so its cost is measured here (never 0).
+    let o = futexhash_cached(
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "1",
+            "-b",
+            "16",
+            "--algo",
+            &good,
+            "--format",
+            "json",
+        ],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(recs[0]["algo"], "cjhash");
+    assert!(recs[0]["hash_ns"].as_f64().unwrap() > 0.0, "{}", recs[0]);
+    assert!(stderr(&o).contains("timed here"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&cache);
 }
 
