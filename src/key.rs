@@ -1,7 +1,7 @@
 //! The futex key: what the kernel hashes to find a futex's bucket.
 //!
 //! Models `union futex_key` of `include/linux/futex.h` (Linux 6.16+, 64-bit) exactly as
-//! `shared/spec/hashers.md` §1 lays it out:
+//! docs/hashers.md §1 lays it out:
 //!
 //! | bytes  | field    | private       | shared anonymous        | shared inode (file/shmem) |
 //! |--------|----------|---------------|-------------------------|---------------------------|

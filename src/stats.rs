@@ -394,7 +394,7 @@ pub const TESTS_PER_RECORD: usize = 3;
 /// `−log2 p` shown for a p-value that underflowed to 0.
 pub const LOG2_P_CAP: f64 = 1000.0;
 
-/// One row of `futexhash dist` (`shared/spec/cli.md`), plus a few extra fields.
+/// One row of `futexhash dist` (docs/cli.md), plus a few extra fields.
 #[derive(Clone, Debug, Serialize)]
 pub struct DistRecord {
     /// Hasher name.

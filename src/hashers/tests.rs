@@ -1,4 +1,4 @@
-//! Reference vectors from `shared/spec/hashers.md` §5 (lookup3, the kernel's test tables,
+//! Reference vectors from docs/hashers.md §5 (lookup3, the kernel's test tables,
 //! the CRC check values, xxHash's published empty-input values) and properties that every
 //! hasher must have, written once and instantiated for each.
 

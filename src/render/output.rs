@@ -1,4 +1,4 @@
-//! Output formats shared by every subcommand (`shared/spec/cli.md`, "Conventions"):
+//! Output formats shared by every subcommand (docs/cli.md, "Conventions"):
 //! `table` (the mailing-list `+-----+` table), `csv` and `json` (one array of flat records),
 //! written to stdout or atomically to a file.
 

@@ -1,4 +1,4 @@
-//! Results of `futexhash bench` as records (the fields of `shared/spec/cli.md`), and their
+//! Results of `futexhash bench` as records (the fields of docs/cli.md), and their
 //! renderings: perf's own lines for a single configuration, the seed thread's table for a
 //! sweep (rows = buckets, columns = algorithms or backends), and plot series.
 
