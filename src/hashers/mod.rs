@@ -182,67 +182,43 @@ impl std::fmt::Debug for dyn KeyHasher {
     }
 }
 
-impl<H: KeyHasher + ?Sized> KeyHasher for Arc<H> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn algorithm(&self) -> &str {
-        (**self).algorithm()
-    }
-    fn description(&self) -> &str {
-        (**self).description()
-    }
-    fn source(&self) -> &str {
-        (**self).source()
-    }
-    fn scope(&self) -> Scope {
-        (**self).scope()
-    }
-    fn keyed(&self) -> bool {
-        (**self).keyed()
-    }
-    #[inline]
-    fn hash(&self, key: &FutexKey) -> u32 {
-        (**self).hash(key)
-    }
-    fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
-        (**self).hash_many(keys, out)
-    }
-    fn as_builtin(&self) -> Option<Builtin> {
-        (**self).as_builtin()
-    }
+/// Forwards every `KeyHasher` method through a pointer type, so a shared or borrowed
+/// hasher is itself a hasher (one impl body for both pointer kinds).
+macro_rules! forward_key_hasher {
+    ($($ptr:ty),*) => {$(
+        impl<H: KeyHasher + ?Sized> KeyHasher for $ptr {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn algorithm(&self) -> &str {
+                (**self).algorithm()
+            }
+            fn description(&self) -> &str {
+                (**self).description()
+            }
+            fn source(&self) -> &str {
+                (**self).source()
+            }
+            fn scope(&self) -> Scope {
+                (**self).scope()
+            }
+            fn keyed(&self) -> bool {
+                (**self).keyed()
+            }
+            #[inline]
+            fn hash(&self, key: &FutexKey) -> u32 {
+                (**self).hash(key)
+            }
+            fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
+                (**self).hash_many(keys, out)
+            }
+            fn as_builtin(&self) -> Option<Builtin> {
+                (**self).as_builtin()
+            }
+        }
+    )*};
 }
-
-impl<H: KeyHasher + ?Sized> KeyHasher for &H {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn algorithm(&self) -> &str {
-        (**self).algorithm()
-    }
-    fn description(&self) -> &str {
-        (**self).description()
-    }
-    fn source(&self) -> &str {
-        (**self).source()
-    }
-    fn scope(&self) -> Scope {
-        (**self).scope()
-    }
-    fn keyed(&self) -> bool {
-        (**self).keyed()
-    }
-    #[inline]
-    fn hash(&self, key: &FutexKey) -> u32 {
-        (**self).hash(key)
-    }
-    fn hash_many(&self, keys: &[FutexKey], out: &mut [u32]) {
-        (**self).hash_many(keys, out)
-    }
-    fn as_builtin(&self) -> Option<Builtin> {
-        (**self).as_builtin()
-    }
-}
+forward_key_hasher!(Arc<H>, &H);
 
 /// Builds the `ALG`/`ALG-addr` name pair for a hasher struct holding a `scope` field.
 macro_rules! scoped_names {
