@@ -14,6 +14,7 @@ pub mod cli;
 pub mod fuzz_targets;
 pub mod hashers;
 pub mod key;
+pub mod machine;
 pub mod reduce;
 pub mod render;
 pub mod report;

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("rng", 0),
     ("render", 0),
     ("reduce", 0),
+    ("machine", 0),
     ("hashers", 1),
     ("workload", 1),
     ("table", 2),

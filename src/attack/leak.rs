@@ -89,6 +89,13 @@ impl Observations {
         self.consistent_from(map, mm, 0, 0)
     }
 
+    /// Whether `mm` would have produced the collisions (the misses not tested).
+    #[inline]
+    fn fits_collisions<H: KeyHasher + ?Sized>(&self, map: &BucketMap<'_, H>, mm: u64) -> bool {
+        let b0 = map.bucket(mm, self.anchor);
+        self.collided.iter().all(|&p| map.bucket(mm, p) == b0)
+    }
+
     /// Like [`Observations::consistent`], checking only the collisions from index `eq` and
     /// the misses from index `ne` on.
     #[inline]
@@ -172,6 +179,14 @@ impl Survivors {
 
 /// Every candidate of `space` consistent with `obs` under `map`: the count, and the
 /// candidates themselves if there are at most `keep`.
+///
+/// The scan tests each candidate against the collisions (a few) and leaves the misses
+/// (thousands, each removing only `1/B` of the candidates) to the kept list. So when more
+/// than `keep` candidates fit the collisions, the count returned is of those — an upper
+/// bound of the survivors, hence a lower bound of the bits leaked — and the scan costs
+/// a few hashes per candidate even for a hash whose collisions do not depend on `mm`
+/// (a linear one such as CRC-32), where testing every miss on every candidate would cost
+/// `candidates × misses` hashes.
 pub fn scan<H: KeyHasher + ?Sized>(
     map: &BucketMap<'_, H>,
     space: &CandidateSpace,
@@ -213,7 +228,7 @@ pub fn scan<H: KeyHasher + ?Sized>(
                         }
                         let end = ((c + 1) * CHUNK).min(space.len());
                         let mut keep_one = |mm: u64| {
-                            if obs.consistent(map, mm) {
+                            if obs.fits_collisions(map, mm) {
                                 count += 1;
                                 if kept.len() < keep {
                                     kept.push(mm);
@@ -256,8 +271,10 @@ pub fn scan<H: KeyHasher + ?Sized>(
         return (total, None);
     }
     let mut all: Vec<u64> = results.into_iter().flat_map(|r| r.1).collect();
+    // Few enough to test every miss on each: the count becomes exact.
+    all.retain(|&mm| obs.consistent(map, mm));
     all.sort_unstable();
-    (total, Some(all))
+    (all.len() as u64, Some(all))
 }
 
 /// Collisions needed before the first scan: `ceil((space_bits + margin) / log2 buckets)`.

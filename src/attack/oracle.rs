@@ -178,10 +178,11 @@ impl<'h, H: KeyHasher + ?Sized> BucketMap<'h, H> {
         self.hasher
     }
 
-    /// Whether the bucket depends on `mm` at all (false for the private table: by
-    /// construction [`BucketMap::bucket`] ignores `mm` there).
+    /// Whether the bucket depends on `mm` at all: false for the private table (by
+    /// construction [`BucketMap::bucket`] ignores `mm` there) and for an address-scope
+    /// hasher (it hashes the address words only, `Scope::Addr`).
     pub fn hashes_mm(&self) -> bool {
-        self.table == AttackTable::Global
+        self.table == AttackTable::Global && self.hasher.scope() == crate::hashers::Scope::Full
     }
 
     /// The bucket of the private futex at `uaddr` (4-byte aligned; the two low bits are

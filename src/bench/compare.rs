@@ -62,12 +62,63 @@ pub struct Figure {
     pub unit: &'static str,
     /// `a_median / b_median`.
     pub ratio: f64,
+    /// Largest deviation of one run of A from its median, in per cent.
+    pub a_spread_pct: f64,
+    /// Largest deviation of one run of B from its median, in per cent.
+    pub b_spread_pct: f64,
+    /// Largest deviation of one repetition's A/B (its A over the B measured next to it)
+    /// from the median of those ratios, in per cent.
+    pub ratio_spread_pct: f64,
     /// What the issue expects of the ratio.
     pub expected: &'static str,
     /// Repetitions behind each median.
     pub reps: usize,
     /// Lowest CPU share any worker thread got (1 = never preempted).
     pub min_cpu_share: f64,
+}
+
+impl Figure {
+    /// The figure of paired runs: `a[i]` and `b[i]` were measured one after the other.
+    #[allow(clippy::too_many_arguments)]
+    fn from_runs(
+        figure: &'static str,
+        a: String,
+        a_runs: Vec<f64>,
+        b: String,
+        b_runs: Vec<f64>,
+        unit: &'static str,
+        expected: &'static str,
+        min_cpu_share: f64,
+    ) -> Figure {
+        let pair_ratios: Vec<f64> = a_runs.iter().zip(&b_runs).map(|(x, y)| x / y).collect();
+        let (a_median, b_median) = (median(&mut a_runs.clone()), median(&mut b_runs.clone()));
+        Figure {
+            figure,
+            a,
+            a_median,
+            b,
+            b_median,
+            unit,
+            ratio: a_median / b_median,
+            a_spread_pct: spread_pct(&a_runs),
+            b_spread_pct: spread_pct(&b_runs),
+            ratio_spread_pct: spread_pct(&pair_ratios),
+            expected,
+            reps: a_runs.len(),
+            min_cpu_share,
+        }
+    }
+}
+
+/// Largest |x / median − 1| over `v`, in per cent (0 for fewer than two values).
+fn spread_pct(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = median(&mut v.to_vec());
+    v.iter()
+        .map(|x| (x / m - 1.0).abs() * 100.0)
+        .fold(0.0, f64::max)
 }
 
 /// All figures of one `compare` run.
@@ -87,7 +138,15 @@ impl Figures {
     pub fn render(&self) -> String {
         let mut t = TextTable::new(
             [
-                "figure", "A", "median A", "B", "median B", "unit", "A/B", "expected",
+                "figure",
+                "A",
+                "median A",
+                "B",
+                "median B",
+                "unit",
+                "A/B",
+                "A/B per run",
+                "expected",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -97,11 +156,16 @@ impl Figures {
             t.push(vec![
                 f.figure.to_string(),
                 f.a.clone(),
-                fmt_grouped(f.a_median, 1),
+                with_spread(f.a_median, f.a_spread_pct, f.reps),
                 f.b.clone(),
-                fmt_grouped(f.b_median, 1),
+                with_spread(f.b_median, f.b_spread_pct, f.reps),
                 f.unit.to_string(),
                 format!("{:.3}", f.ratio),
+                if f.reps > 1 {
+                    format!("within ±{:.1}% of the median", f.ratio_spread_pct)
+                } else {
+                    "one run".to_string()
+                },
                 f.expected.to_string(),
             ]);
         }
@@ -124,6 +188,18 @@ impl Figures {
             }
         ));
         s
+    }
+}
+
+/// A median in the unit's natural precision (no decimals on rates, three on ratios and
+/// nanoseconds below 1000), with the runs' spread when there are several.
+fn with_spread(median: f64, spread_pct: f64, reps: usize) -> String {
+    let digits = if median.abs() >= 1000.0 { 0 } else { 3 };
+    let m = fmt_grouped(median, digits);
+    if reps > 1 {
+        format!("{m} ±{spread_pct:.1}%")
+    } else {
+        m
     }
 }
 
@@ -203,18 +279,21 @@ fn runs(
     Ok((va, vb))
 }
 
-/// Measures A and B `reps` times alternately; returns (median A, median B, min share).
+/// Measures A and B `reps` times alternately; returns each run's metric and the lowest CPU
+/// share of any worker.
 fn pair(
     reps: usize,
     a: impl FnMut() -> Result<RunOutcome, BenchError>,
     b: impl FnMut() -> Result<RunOutcome, BenchError>,
     metric: impl Fn(&RunOutcome) -> f64,
-) -> Result<(f64, f64, f64), BenchError> {
+) -> Result<(Vec<f64>, Vec<f64>, f64), BenchError> {
     let (ra, rb) = runs(reps, a, b)?;
     let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
-    let mut va: Vec<f64> = ra.iter().map(&metric).collect();
-    let mut vb: Vec<f64> = rb.iter().map(&metric).collect();
-    Ok((median(&mut va), median(&mut vb), share))
+    Ok((
+        ra.iter().map(&metric).collect(),
+        rb.iter().map(&metric).collect(),
+        share,
+    ))
 }
 
 /// The machine's own scaling: a trivially parallel loop (xorshift rounds on a value in the
@@ -287,7 +366,7 @@ fn adjacent_keys(packed: &GlobalTable<Builtin, Packed>) -> [FutexKey; 2] {
 }
 
 /// Measures the figures: each measurement runs `runtime`, `reps` times alternately.
-/// `futexes` is perf's F for the first two figures. Takes about `16 × reps × runtime`.
+/// `futexes` is perf's F for the first two figures. Takes about `8 × reps × runtime`.
 pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, BenchError> {
     let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
     let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
@@ -307,18 +386,16 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         || runner::run(&KernelBackend { shared: false }, &one).map_err(rt),
         ns_per_op_cpu,
     )?;
-    figures.push(Figure {
-        figure: "model_vs_kernel",
-        a: format!("model op ({})", model.table.describe()),
-        a_median: a,
-        b: "kernel FUTEX_WAIT syscall".into(),
-        b_median: b,
-        unit: "ns/op (CPU time)",
-        ratio: a / b,
-        expected: "a small fraction (< 1)",
-        reps,
-        min_cpu_share: share,
-    });
+    figures.push(Figure::from_runs(
+        "model_vs_kernel",
+        format!("model op ({})", model.table.describe()),
+        a,
+        "kernel FUTEX_WAIT syscall".into(),
+        b,
+        "ns/op (CPU time)",
+        "a small fraction (< 1)",
+        share,
+    ));
 
     // (b) 2 threads vs 1 on a large aligned table.
     let mut spec = ModelSpec::new(jhash.shared(), TableKind::Global);
@@ -328,74 +405,76 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         false,
     );
     let two = RunConfig::new(2, futexes, runtime, Workload::Hash);
-    let (ra, rb) = runs(
-        reps,
-        || runner::run(&big, &two).map_err(rt),
-        || runner::run(&big, &one).map_err(rt),
-    )?;
-    let med = |v: &[RunOutcome], m: fn(&RunOutcome) -> f64| {
-        median(&mut v.iter().map(m).collect::<Vec<_>>())
-    };
-    let (a, b) = (med(&ra, total_rate), med(&rb, total_rate));
-    let (ca, cb) = (med(&ra, total_cpu_rate), med(&rb, total_cpu_rate));
+    // The table's and the trivially parallel loop's runs alternate within each repetition
+    // (table 2, table 1, loop 2, loop 1), so the loop measures what the machine gave at the
+    // same moments the table ran.
+    let (mut ra, mut rb, mut ma, mut mb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps.max(1) {
+        ra.push(runner::run(&big, &two).map_err(rt)?);
+        rb.push(runner::run(&big, &one).map_err(rt)?);
+        ma.push(runner::run(&ParallelLoop, &two).map_err(rt)?);
+        mb.push(runner::run(&ParallelLoop, &one).map_err(rt)?);
+    }
     let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
-    figures.push(Figure {
-        figure: "two_threads_vs_one",
-        a: "2 threads, 65536 aligned buckets".into(),
-        a_median: a,
-        b: "1 thread".into(),
-        b_median: b,
-        unit: "total ops/sec",
-        ratio: a / b,
-        expected: "close to 2 (2 free CPUs)",
-        reps,
-        min_cpu_share: share,
-    });
-    figures.push(Figure {
-        figure: "two_threads_vs_one_cpu",
-        a: "2 threads, 65536 aligned buckets (per CPU-second)".into(),
-        a_median: ca,
-        b: "1 thread (per CPU-second)".into(),
-        b_median: cb,
-        unit: "total ops per CPU-second",
-        ratio: ca / cb,
-        expected: "close to 2 (no shared lines)",
-        reps,
-        min_cpu_share: share,
-    });
-
-    // (b') the machine's own two-thread scaling, per CPU-second, in the same run.
-    let (ma, mb) = runs(
-        reps,
-        || runner::run(&ParallelLoop, &two).map_err(rt),
-        || runner::run(&ParallelLoop, &one).map_err(rt),
-    )?;
-    let (la, lb) = (med(&ma, total_cpu_rate), med(&mb, total_cpu_rate));
     let mshare = ma.iter().chain(&mb).map(cpu_share).fold(1.0, f64::min);
-    figures.push(Figure {
-        figure: "machine_two_threads_vs_one_cpu",
-        a: "2 threads, trivially parallel loop (per CPU-second)".into(),
-        a_median: la,
-        b: "1 thread (per CPU-second)".into(),
-        b_median: lb,
-        unit: "total loops per CPU-second",
-        ratio: la / lb,
-        expected: "the machine's own scaling (2 = perfect)",
-        reps,
-        min_cpu_share: mshare,
-    });
-    figures.push(Figure {
-        figure: "table_scaling_vs_machine",
-        a: "table: 2 threads vs 1 per CPU-second".into(),
-        a_median: ca / cb,
-        b: "machine: 2 threads vs 1 per CPU-second".into(),
-        b_median: la / lb,
-        unit: "ratio",
-        ratio: (ca / cb) / (la / lb),
-        expected: ">= 0.95 (the table scales like the machine)",
-        reps,
-        min_cpu_share: share.min(mshare),
-    });
+    let ratios = |x: &[RunOutcome], y: &[RunOutcome], m: fn(&RunOutcome) -> f64| -> Vec<f64> {
+        x.iter().zip(y).map(|(p, q)| m(p) / m(q)).collect()
+    };
+    let of =
+        |v: &[RunOutcome], m: fn(&RunOutcome) -> f64| -> Vec<f64> { v.iter().map(m).collect() };
+    figures.push(Figure::from_runs(
+        "two_threads_vs_one",
+        "2 threads, 65536 aligned buckets".into(),
+        of(&ra, total_rate),
+        "1 thread".into(),
+        of(&rb, total_rate),
+        "total ops/sec",
+        "close to 2 (2 free CPUs)",
+        share,
+    ));
+    figures.push(Figure::from_runs(
+        "two_threads_vs_one_cpu",
+        "2 threads, 65536 aligned buckets (per CPU-second)".into(),
+        of(&ra, total_cpu_rate),
+        "1 thread (per CPU-second)".into(),
+        of(&rb, total_cpu_rate),
+        "total ops per CPU-second",
+        "close to 2 (no shared lines)",
+        share,
+    ));
+    figures.push(Figure::from_runs(
+        "machine_two_threads_vs_one_cpu",
+        "2 threads, trivially parallel loop (per CPU-second)".into(),
+        of(&ma, total_cpu_rate),
+        "1 thread (per CPU-second)".into(),
+        of(&mb, total_cpu_rate),
+        "total loops per CPU-second",
+        "the machine's own scaling (2 = perfect)",
+        mshare,
+    ));
+    figures.push(Figure::from_runs(
+        "table_scaling_vs_machine",
+        "table: 2 threads vs 1 per CPU-second".into(),
+        ratios(&ra, &rb, total_cpu_rate),
+        "machine: 2 threads vs 1 per CPU-second".into(),
+        ratios(&ma, &mb, total_cpu_rate),
+        "ratio",
+        ">= 0.95 (the table scales like the machine)",
+        share.min(mshare),
+    ));
+    // The table's one-thread rate in units of the machine's loop at the same moments: the
+    // figure that stays put when the machine itself speeds up or slows down (on a KVM
+    // guest the host's load moves both by tens of per cent within minutes).
+    figures.push(Figure::from_runs(
+        "table_vs_machine_one_thread",
+        "table: 1 thread, ops per CPU-second".into(),
+        of(&rb, total_cpu_rate),
+        "machine: 1 thread, loops per CPU-second".into(),
+        of(&mb, total_cpu_rate),
+        "per CPU-second",
+        "A/B within +-5% across runs (stability)",
+        share.min(mshare),
+    ));
 
     // (c) aligned vs packed, two threads on adjacent buckets.
     let geo = Geometry {
@@ -423,21 +502,19 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         || runner::run(&packed, &fs).map_err(rt),
         mean_cpu_rate,
     )?;
-    figures.push(Figure {
-        figure: "aligned_vs_packed",
-        a: format!(
+    figures.push(Figure::from_runs(
+        "aligned_vs_packed",
+        format!(
             "{}: 2 threads on adjacent buckets",
             Layout::Aligned.as_str()
         ),
-        a_median: a,
-        b: "packed (same two buckets share a cache line)".into(),
-        b_median: b,
-        unit: "ops per CPU-second per thread",
-        ratio: a / b,
-        expected: "> 1 (false sharing in packed)",
-        reps,
-        min_cpu_share: share,
-    });
+        a,
+        "packed (same two buckets share a cache line)".into(),
+        b,
+        "ops per CPU-second per thread",
+        "> 1 (false sharing in packed)",
+        share,
+    ));
     Ok(Figures { figures })
 }
 
@@ -473,7 +550,7 @@ mod tests {
     #[test]
     fn figures_are_complete_and_positive() {
         let f = compare_with(Duration::from_millis(10), 64, 1).unwrap();
-        assert_eq!(f.figures.len(), 6);
+        assert_eq!(f.figures.len(), 7);
         let names: Vec<&str> = f.figures.iter().map(|x| x.figure).collect();
         assert!(
             names.contains(&"machine_two_threads_vs_one_cpu"),
@@ -487,6 +564,31 @@ mod tests {
         assert!(s.contains("model_vs_kernel") && s.contains("aligned_vs_packed"));
         let widest = s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
         assert!(widest <= 100, "{widest} columns:\n{s}");
+    }
+
+    #[test]
+    fn spreads_are_the_largest_deviation_from_the_median_and_ratios_are_paired() {
+        // Median 100; 90 is 10 % below it, 105 is 5 % above.
+        assert!((spread_pct(&[100.0, 90.0, 105.0]) - 10.0).abs() < 1e-9);
+        assert_eq!(spread_pct(&[7.0]), 0.0);
+        // A drifts with B: every pair's ratio is exactly 2, so the paired spread is 0
+        // although A and B each spread by 25 %.
+        let f = Figure::from_runs(
+            "x",
+            "a".into(),
+            vec![200.0, 250.0, 150.0],
+            "b".into(),
+            vec![100.0, 125.0, 75.0],
+            "u",
+            "e",
+            1.0,
+        );
+        assert_eq!(f.ratio, 2.0);
+        assert!((f.a_spread_pct - 25.0).abs() < 1e-9);
+        assert!(f.ratio_spread_pct.abs() < 1e-12);
+        assert_eq!(f.reps, 3);
+        assert!(with_spread(12_345_678.9, 2.04, 3) == "12,345,679 ±2.0%");
+        assert!(with_spread(0.5, 0.0, 1) == "0.500");
     }
 
     #[test]

@@ -21,26 +21,16 @@ use super::options::BenchError;
 use super::runner::{Backend, Worker};
 use std::sync::atomic::AtomicU32;
 
-/// `PR_FUTEX_HASH` (include/uapi/linux/prctl.h).
-pub const PR_FUTEX_HASH: libc::c_int = 78;
-/// Set the number of private hash slots (0 = global hash).
-pub const PR_FUTEX_HASH_SET_SLOTS: libc::c_ulong = 1;
-/// Read the number of private hash slots (0 = global hash).
-pub const PR_FUTEX_HASH_GET_SLOTS: libc::c_ulong = 2;
+pub use crate::machine::{
+    ASSUME_NO_PRIVATE_HASH_ENV, PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS, PR_FUTEX_HASH_SET_SLOTS,
+    get_slots, private_hash_supported,
+};
 
 /// The value the hash workload expects (never the word's value, which is 0).
 const WAIT_EXPECTED: u32 = 1234;
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-/// `prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS)`: the current number of private hash
-/// slots (0 = global hash), or the errno (EINVAL: the kernel has no private futex hash).
-pub fn get_slots() -> Result<u64, i32> {
-    // SAFETY: prctl with integer arguments only; no memory is passed to the kernel.
-    let rc = unsafe { libc::prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS, 0, 0, 0) };
-    if rc < 0 { Err(errno()) } else { Ok(rc as u64) }
 }
 
 /// `prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, slots, 0)`.
@@ -57,20 +47,6 @@ pub fn set_slots(slots: u64) -> Result<(), i32> {
         )
     };
     if rc < 0 { Err(errno()) } else { Ok(()) }
-}
-
-/// Environment variable that makes [`private_hash_supported`] answer "no", so the
-/// fallback for kernels without `PR_FUTEX_HASH` (global hash only) can be tested on a
-/// kernel that has it.
-pub const ASSUME_NO_PRIVATE_HASH_ENV: &str = "FUTEXHASH_ASSUME_NO_PRIVATE_HASH";
-
-/// Whether this kernel has the private futex hash (`PR_FUTEX_HASH`). Reading the slot
-/// count changes nothing, so this is safe to call in the parent process.
-pub fn private_hash_supported() -> bool {
-    if std::env::var_os(ASSUME_NO_PRIVATE_HASH_ENV).is_some_and(|v| v == "1") {
-        return false;
-    }
-    get_slots().is_ok()
 }
 
 /// Possible NUMA nodes (`/sys/devices/system/node/possible`, e.g. `0` or `0-3`; 1 if it

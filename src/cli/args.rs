@@ -227,6 +227,24 @@ fn load_hasher(spec: &HasherSpec) -> Result<SharedHasher, CliError> {
     unsafe { spec.load() }.map_err(CliError::usage)
 }
 
+/// A `--profile` argument: an existing file, else the machine profile of that name built
+/// into the binary ([`crate::assets`]), so a copied binary finds the shipped profiles.
+pub fn machine_profile(arg: &str) -> Result<crate::sim::profile::MachineProfile, CliError> {
+    use crate::sim::profile::MachineProfile;
+    let direct = PathBuf::from(arg);
+    if direct.is_file() {
+        return MachineProfile::load(&direct).map_err(CliError::Usage);
+    }
+    match crate::assets::profile_path(arg) {
+        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
+            .map_err(CliError::Usage),
+        None => Err(CliError::Usage(format!(
+            "profile '{arg}' is neither a file nor a built-in profile ({})",
+            crate::assets::profile_names().join(", ")
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,14 +3,14 @@
 //! arguments and the output directory before any work, shows progress on a TTY, and
 //! writes the directory whole ([`StagedDir`]).
 
-use super::CliError;
+use super::{CliError, args};
 use crate::hashers::HashKey;
 use crate::report::context::{Context, Depth, PUBLISHED_TABLES};
 use crate::report::evaluation;
 use crate::report::staging::StagedDir;
 use crate::sim::profile::MachineProfile;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Debug, clap::Args)]
@@ -30,8 +30,8 @@ pub(super) struct ReportArgs {
     /// `so:PATH[:SYMBOL]`, `c:FILE.c[:SYMBOL]`, with an optional `LABEL=` prefix.
     #[arg(long, value_name = "LIST")]
     algo: Option<String>,
-    /// Your machine profile (a TOML file, or a name in data/machines/), answered next to
-    /// the seed's 256-CPU box.
+    /// Your machine profile (a TOML file, or a built-in profile name such as seed-256cpu),
+    /// answered next to the seed's 256-CPU box.
     #[arg(long, value_name = "PROFILE")]
     profile: Option<String>,
     /// Runs of every measured figure (medians and ranges; the answers use at least 3).
@@ -40,23 +40,10 @@ pub(super) struct ReportArgs {
     repeat: u32,
 }
 
-/// A profile argument: an existing file, else `data/machines/NAME.toml` under the current
-/// directory or the source tree.
+/// A profile argument ([`args::machine_profile`]: a file, else a built-in profile), checked
+/// before any work.
 fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
-    let candidates = [
-        PathBuf::from(arg),
-        PathBuf::from("data/machines").join(format!("{arg}.toml")),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("data/machines")
-            .join(format!("{arg}.toml")),
-    ];
-    let p = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-        CliError::Usage(format!(
-            "--profile '{arg}': no such file, and no data/machines/{arg}.toml"
-        ))
-    })?;
-    let mut profile =
-        MachineProfile::load(p).map_err(|e| CliError::Usage(format!("--profile '{arg}': {e}")))?;
+    let mut profile = args::machine_profile(arg)?;
     profile
         .validate()
         .map_err(|e| CliError::Usage(format!("--profile '{arg}': {e}")))?;

@@ -558,10 +558,81 @@ pub struct DistRun {
     pub records: Vec<DistRecord>,
 }
 
-/// Attack resistance of a hasher, when the `attack` layer can tell: the hook its results
-/// plug into (today nothing evaluates it, so every hasher reads "not evaluated").
-pub fn attack_resistance(_h: &dyn KeyHasher) -> Option<String> {
-    None
+/// Candidate `mm`s the report's leak experiment searches: the first 2^20 64-byte slots of
+/// the direct map (64 MiB). The `attack leak` default is 2^30; 2^20 keeps a scan of a
+/// hash that leaks nothing (CRC-32, whose collisions do not depend on `mm`) near 0.3 s on
+/// a 2-vCPU guest, while every bit found is a bit of the real pointer. The probes needed
+/// grow with the bits: `ceil((bits + 8) / log2 buckets)` collisions.
+pub const ATTACK_SPACE_BITS: u32 = 20;
+
+/// The report's budget for one hasher's leak experiment: timing decisions, survivors kept
+/// between scans, scans. A hash that never converges (a linear one keeps whole subspaces
+/// of candidates) stops at this budget instead of filtering millions of survivors per
+/// probe.
+pub const ATTACK_BUDGET: (u64, usize, u32) = (1 << 16, 1 << 12, 3);
+
+/// What an unprivileged process learns about its own `mm` pointer from bucket collisions
+/// in the global table when the kernel hashes with this hasher
+/// ([`crate::attack::leak`], KernelSnitch's attack; docs/security.md).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AttackScore {
+    /// Bits of `mm` learned (log2 of candidates before / after, 0 if the secret is not
+    /// among those left).
+    pub bits_leaked: f64,
+    /// Bits in the candidate space ([`ATTACK_SPACE_BITS`]).
+    pub space_bits: u32,
+    /// Timing decisions the attacker made.
+    pub probes: u64,
+    /// The attacker's single remaining candidate is the secret.
+    pub mm_recovered: bool,
+    /// Why it stopped (`recovered`, `refuted`, `no-progress`, `budget`, `cannot-test`).
+    pub stop: &'static str,
+    /// The hasher takes a key the attacker does not have.
+    pub keyed: bool,
+    /// Global-table buckets attacked.
+    pub buckets: usize,
+}
+
+impl AttackScore {
+    /// The table cell: "mm in 1,234 probes", "0 bits (keyed)", "9.0/20 bits".
+    pub fn cell(&self) -> String {
+        if self.mm_recovered {
+            format!("mm in {} probes", fmt_grouped(self.probes as f64, 0))
+        } else if self.keyed && self.bits_leaked == 0.0 {
+            "0 bits (keyed)".to_string()
+        } else {
+            format!("{:.1}/{} bits", self.bits_leaked, self.space_bits)
+        }
+    }
+}
+
+/// Runs the bounded leak experiment ([`ATTACK_BUDGET`]) on a global table of `buckets`
+/// hashed by `h`; the attacker models the table with the same function and, for a keyed
+/// hasher, does not have the key (it cannot test candidates). Deterministic: the secret is
+/// drawn from a fixed seed.
+pub fn attack_resistance(h: &dyn KeyHasher, buckets: usize) -> Option<AttackScore> {
+    use crate::attack::leak::{self, LeakConfig};
+    use crate::attack::oracle::{AttackTable, BucketMap, CandidateSpace};
+    let space = CandidateSpace::direct_map(ATTACK_SPACE_BITS).ok()?;
+    let table = BucketMap::new(h, AttackTable::Global, buckets)?;
+    let (max_probes, keep, max_scans) = ATTACK_BUDGET;
+    let cfg = LeakConfig {
+        max_probes,
+        keep,
+        max_scans,
+        can_test: !h.keyed(),
+        ..LeakConfig::default()
+    };
+    let r = leak::run(table, &table, &space, 0x5eed_a77a, &cfg);
+    Some(AttackScore {
+        bits_leaked: (r.bits_leaked * 10.0).round() / 10.0,
+        space_bits: ATTACK_SPACE_BITS,
+        probes: r.outcome.probes,
+        mm_recovered: r.mm_recovered,
+        stop: r.outcome.stop.as_str(),
+        keyed: h.keyed(),
+        buckets,
+    })
 }
 
 /// One hasher's row of the "which hash" table.
@@ -581,17 +652,19 @@ pub struct HashVerdict {
     pub predicted_vs_jhash2: Option<f64>,
     /// Published 256-CPU mean throughput at ≥ 1024 slots relative to jhash2.
     pub published_vs_jhash2: Option<f64>,
-    /// [`attack_resistance`].
-    pub attack: Option<String>,
+    /// [`attack_resistance`] (None when not evaluated).
+    pub attack: Option<AttackScore>,
 }
 
-/// The verdict rows from costs and distribution records.
+/// The verdict rows from costs, distribution records and (with `attack`) each hasher's
+/// attack score.
 pub fn hash_verdicts(
     hashers: &[SharedHasher],
     ctx_cost: impl Fn(&str) -> Option<Spread>,
     dist: &[DistRun],
     kernel_op_ns: Option<f64>,
     published: &[(String, f64)],
+    attack: impl Fn(&dyn KeyHasher) -> Option<AttackScore>,
 ) -> Vec<HashVerdict> {
     let jcost = ctx_cost("jhash2").map(|s| s.median);
     let jpub = published
@@ -640,7 +713,7 @@ pub fn hash_verdicts(
                 failures,
                 predicted_vs_jhash2: predicted,
                 published_vs_jhash2,
-                attack: attack_resistance(h.as_ref()),
+                attack: attack(h.as_ref()),
             }
         })
         .collect()
@@ -707,8 +780,76 @@ pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> Stri
             );
         }
     }
+    if let Some(a) = attack_sentence(v) {
+        let _ = write!(s, ". {a}");
+    }
     s.push('.');
     s
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// "leaks" for one name, "leak" for several.
+fn verb(names: &[&str], one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        and_list(names),
+        if names.len() == 1 { one } else { many }
+    )
+}
+
+/// The attack half of question 3, from the scores: which hashers let a process recover its
+/// own `mm` from bucket collisions (and in how many probes), which leak part of it, and
+/// which leak nothing. None when no hasher was evaluated.
+pub fn attack_sentence(v: &[HashVerdict]) -> Option<String> {
+    let scored: Vec<(&str, &AttackScore)> = v
+        .iter()
+        .filter_map(|h| h.attack.as_ref().map(|a| (h.name.as_str(), a)))
+        .collect();
+    let first = scored.first()?.1;
+    let names = |f: &dyn Fn(&AttackScore) -> bool| -> Vec<&str> {
+        scored
+            .iter()
+            .filter(|(_, a)| f(a))
+            .map(|(n, _)| *n)
+            .collect()
+    };
+    let recovered = names(&|a| a.mm_recovered);
+    let partial = names(&|a| !a.mm_recovered && a.bits_leaked > 0.0);
+    let nothing = names(&|a| !a.mm_recovered && a.bits_leaked == 0.0);
+    let mut parts = Vec::new();
+    if !recovered.is_empty() {
+        let most = scored
+            .iter()
+            .filter(|(_, a)| a.mm_recovered)
+            .map(|(_, a)| a.probes)
+            .max()
+            .unwrap_or(0);
+        parts.push(format!(
+            "with {} an unprivileged process recovers its own mm pointer from bucket collisions in at most {} timing probes",
+            and_list(&recovered),
+            fmt_grouped(most as f64, 0)
+        ));
+    }
+    if !partial.is_empty() {
+        parts.push(format!("{} part of it", verb(&partial, "leaks", "leak")));
+    }
+    if !nothing.is_empty() {
+        parts.push(verb(&nothing, "leaks nothing", "leak nothing"));
+    }
+    Some(format!(
+        "Against the bucket side channel ({}-bit mm space, {}-bucket global table): {}",
+        first.space_bits,
+        fmt_grouped(first.buckets as f64, 0),
+        parts.join("; ")
+    ))
 }
 
 /// Question 3.
@@ -725,6 +866,7 @@ pub fn which_hash(
         dist,
         kernel_op_ns.map(|k| k.median),
         &published,
+        |h| attack_resistance(h, ctx.attack_buckets()),
     );
     let mut a = Answer {
         question: "Which hash: cost × distribution × attack resistance".into(),
@@ -757,7 +899,11 @@ pub fn which_hash(
             rel(h.published_vs_jhash2),
         ];
         if any_attack {
-            row.push(h.attack.clone().unwrap_or_else(|| "-".into()));
+            row.push(
+                h.attack
+                    .as_ref()
+                    .map_or_else(|| "-".into(), AttackScore::cell),
+            );
         }
         t.push(row);
     }
@@ -790,9 +936,24 @@ pub fn which_hash(
     for h in v.iter().filter(|h| !h.failures.is_empty()) {
         let _ = writeln!(a.evidence, "- {} fails {}", h.name, h.failures.join(", "));
     }
-    if !any_attack {
+    if any_attack {
+        let (probes, _, _) = ATTACK_BUDGET;
+        let _ = writeln!(
+            a.evidence,
+            "\nattack: what an unprivileged process learns about its own mm pointer by timing \
+             FUTEX_WAKE on its own futexes (KernelSnitch, NDSS 2025) when the global hash \
+             ({} buckets, this machine's size) uses this hasher: \"mm in N probes\" = recovered \
+             exactly (checked against the secret), else bits leaked of the {}-bit candidate \
+             space; keyed hashers: the attacker does not have the key. At most {} probes \
+             each; a hasher whose collisions do not depend on mm (address-only forms, CRC-32's \
+             linearity) leaks nothing.",
+            fmt_grouped(ctx.attack_buckets() as f64, 0),
+            ATTACK_SPACE_BITS,
+            fmt_grouped(probes as f64, 0)
+        );
+    } else {
         a.evidence
-            .push_str("\nAttack resistance: not evaluated by this build (no attack results).\n");
+            .push_str("\nAttack resistance: not evaluated (no hasher could be scored).\n");
     }
     let plot = Plot {
         title: "hash cost against distribution quality (lower left is better)".into(),
@@ -825,6 +986,9 @@ pub fn which_hash(
         "futexhash check --algo NAME".into(),
         "futexhash dist --workload perf --algo all".into(),
         "cargo bench --bench hashers".into(),
+        format!(
+            "futexhash attack leak --algo seed --table global --space-bits {ATTACK_SPACE_BITS}"
+        ),
     ];
     a.caveat = format!(
         "Costs are this machine's, one core, hot cache; the throughput prediction assumes the \
@@ -1563,6 +1727,73 @@ mod tests {
     }
 
     #[test]
+    fn the_bounded_leak_recovers_mm_only_where_the_hash_depends_on_it_without_a_key() {
+        let by = |n: &str| Builtin::by_name(n, HashKey::DEFAULT).unwrap();
+        // Unkeyed and mixing mm in: the harness reveals the secret and checks the guess.
+        let j = attack_resistance(&by("jhash2"), 512).unwrap();
+        assert!(j.mm_recovered, "{j:?}");
+        assert_eq!(j.bits_leaked, f64::from(ATTACK_SPACE_BITS));
+        assert!(j.probes <= ATTACK_BUDGET.0);
+        // The address-only form never hashes mm: its buckets carry no information about it.
+        let a = attack_resistance(&by("jhash2-addr"), 512).unwrap();
+        assert!(!a.mm_recovered && a.bits_leaked == 0.0, "{a:?}");
+        // Keyed, attacker without the key: it cannot test a single candidate.
+        let s = attack_resistance(&by("siphash"), 512).unwrap();
+        assert_eq!(
+            (s.mm_recovered, s.bits_leaked, s.stop),
+            (false, 0.0, "cannot-test")
+        );
+        assert_eq!(s.cell(), "0 bits (keyed)");
+        assert!(
+            attack_resistance(&by("jhash2"), 500).is_none(),
+            "not a power of two"
+        );
+    }
+
+    #[test]
+    fn attack_sentence_names_each_group_only_when_it_has_members() {
+        let score = |rec: bool, bits: f64, probes: u64, keyed: bool| AttackScore {
+            bits_leaked: bits,
+            space_bits: 20,
+            probes,
+            mm_recovered: rec,
+            stop: "x",
+            keyed,
+            buckets: 512,
+        };
+        let with = |n: &str, a: Option<AttackScore>| HashVerdict {
+            attack: a,
+            ..verdict(n, 1.0, &[], 1.0)
+        };
+        assert_eq!(attack_sentence(&[with("a", None)]), None);
+        let v = [
+            with("jhash2", Some(score(true, 20.0, 900, false))),
+            with("xxhash", Some(score(true, 20.0, 1500, false))),
+            with("siphash", Some(score(false, 0.0, 100, true))),
+        ];
+        let s = attack_sentence(&v).unwrap();
+        assert!(
+            s.contains("with jhash2 and xxhash an unprivileged process recovers"),
+            "{s}"
+        );
+        assert!(s.contains("at most 1,500 timing probes"), "{s}");
+        assert!(
+            s.contains("siphash leaks nothing") && !s.contains("part of it"),
+            "{s}"
+        );
+        assert!(s.contains("20-bit mm space, 512-bucket"), "{s}");
+        let only_partial = [with("crc32", Some(score(false, 9.0, 65536, false)))];
+        let s = attack_sentence(&only_partial).unwrap();
+        assert!(
+            s.contains("crc32 leaks part of it") && !s.contains("recovers"),
+            "{s}"
+        );
+        assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
+        assert_eq!(score(false, 9.0, 1, false).cell(), "9.0/20 bits");
+        assert_eq!(score(true, 20.0, 1234, false).cell(), "mm in 1,234 probes");
+    }
+
+    #[test]
     fn which_hash_picks_the_cheapest_clean_hasher_and_tests_the_seed_claim() {
         let v = vec![
             verdict("fast_bad", 0.5, &["perf@16384:max-load"], 1.02),
@@ -1593,7 +1824,14 @@ mod tests {
         // 400 ns per op with jhash2 at 5 ns: a 15 ns hasher makes it 410 ns → 400/410.
         let h = vec![jhash2()];
         let cost = |n: &str| (n == "jhash2").then_some(Spread::single(15.0));
-        let v = hash_verdicts(&h, cost, &[], Some(400.0), &[("jhash2".into(), 2.0)]);
+        let v = hash_verdicts(
+            &h,
+            cost,
+            &[],
+            Some(400.0),
+            &[("jhash2".into(), 2.0)],
+            |_| None,
+        );
         assert_eq!(v[0].predicted_vs_jhash2, Some(1.0));
         assert_eq!(v[0].published_vs_jhash2, Some(1.0));
         let k = 400.0f64;

@@ -7,9 +7,9 @@
 //! [`with_measured_costs`] here and the `sim_*` functions of [`super::answers`], so an
 //! API change there stays in a few functions.
 
-use super::machine::MachineInfo;
 use super::spread::Spread;
 use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher};
+use crate::machine::MachineInfo;
 use crate::sim::SimLength;
 use crate::sim::profile::MachineProfile;
 use crate::sim::validate::{
@@ -119,6 +119,12 @@ impl Context {
             sim_len,
             data_dir: data_dir.to_path_buf(),
         })
+    }
+
+    /// Buckets of this machine's global futex hash (`roundup_pow_of_two(256 × CPUs)`, one
+    /// node): the table the report's leak experiment attacks.
+    pub fn attack_buckets(&self) -> usize {
+        crate::table::kernel_per_node_size(crate::table::possible_cpus(), 1)
     }
 
     /// Runs of each measured figure in the answers: `--repeat`, at least 3, so that a

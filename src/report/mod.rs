@@ -12,6 +12,5 @@
 pub mod answers;
 pub mod context;
 pub mod evaluation;
-pub mod machine;
 pub mod spread;
 pub mod staging;

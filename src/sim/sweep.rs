@@ -327,6 +327,7 @@ fn sim_record(
         victim_buckets: None,
         shared_buckets: None,
         noisy_ops_per_sec: None,
+        machine: String::new(),
     }
 }
 

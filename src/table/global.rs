@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
+use super::pages::PageArray;
 use super::private::PrivateTable;
 use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
@@ -102,7 +103,7 @@ impl Geometry {
 pub struct GlobalTable<H, L> {
     hasher: H,
     geometry: Geometry,
-    buckets: Box<[L]>,
+    buckets: PageArray<L>,
     /// Private tables of dropped [`super::Process`]es sharing this table, kept until this
     /// table is dropped (see [`GlobalTable::adopt`]).
     adopted: Mutex<Vec<Arc<PrivateTable<L>>>>,
@@ -137,7 +138,7 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
     /// A table with an explicit geometry.
     pub fn new(hasher: H, geometry: Geometry) -> Result<Self, TableError> {
         geometry.validate()?;
-        let buckets = (0..geometry.total()).map(|_| L::default()).collect();
+        let buckets = PageArray::new(geometry.total());
         Ok(GlobalTable {
             hasher,
             geometry,

@@ -39,6 +39,7 @@ mod bucket;
 mod global;
 mod lock;
 mod model;
+mod pages;
 mod private;
 mod reflock;
 

@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
 use super::global::GlobalTable;
+use super::pages::PageArray;
 use super::reflock::RefLock;
 use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
@@ -122,7 +123,7 @@ struct Shard(AtomicU64);
 /// A private table (`struct futex_private_hash`).
 #[derive(Debug)]
 pub(crate) struct PrivateTable<L> {
-    buckets: Box<[L]>,
+    buckets: PageArray<L>,
     bits: u32,
     reduce: Reduce,
     /// Whether the user sized it (`custom`).
@@ -134,7 +135,7 @@ pub(crate) struct PrivateTable<L> {
 impl<L: BucketLayout> PrivateTable<L> {
     fn new(slots: usize, reduce: Reduce, custom: bool) -> Self {
         PrivateTable {
-            buckets: (0..slots).map(|_| L::default()).collect(),
+            buckets: PageArray::new(slots),
             bits: slots.trailing_zeros(),
             reduce,
             custom,

@@ -74,6 +74,10 @@ pub struct BenchRecord {
     pub shared_buckets: Option<u64>,
     /// `noisy`: the noisy process's mean per-thread ops/sec.
     pub noisy_ops_per_sec: Option<f64>,
+    /// The machine the figure was measured on ([`crate::machine::MachineInfo::record_field`]:
+    /// CPU model; cores / threads; kernel, without commas); for a simulated record, the
+    /// profile it simulates.
+    pub machine: String,
 }
 
 /// The parts of a record that do not come from the measurement.
@@ -145,6 +149,7 @@ impl BenchRecord {
             victim_buckets: None,
             shared_buckets: None,
             noisy_ops_per_sec: None,
+            machine: crate::machine::this_machine_line().to_string(),
         }
     }
 
@@ -269,7 +274,7 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
             let cell = records
                 .iter()
                 .find(|r| r.threads == threads && r.buckets == buckets && &r.column_label() == c)
-                .map_or_else(|| "-".to_string(), |r| fmt_grouped(r.ops_per_sec, 1));
+                .map_or_else(|| "-".to_string(), |r| fmt_grouped(r.ops_per_sec, 0));
             row.push(cell);
         }
         t.push(row);
@@ -454,9 +459,10 @@ mod tests {
         ];
         let t = sweep_table(&recs);
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines[1], "| buckets |   jhash2 | xxhash  |");
-        assert_eq!(lines[3], "|       2 |  9,172.4 | 9,175.8 |");
-        assert_eq!(lines[4], "|      16 | 84,567.2 | -       |");
+        // Whole operations per second, as perf prints them (9172.4 rounds to 9,172).
+        assert_eq!(lines[1], "| buckets | jhash2 | xxhash |");
+        assert_eq!(lines[3], "|       2 |  9,172 | 9,176  |");
+        assert_eq!(lines[4], "|      16 | 84,567 | -      |");
         let two = sweep_table(&[
             record(0, 1, 1.0, "kernel", "kernel"),
             record(0, 2, 2.0, "kernel", "kernel"),

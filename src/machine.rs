@@ -1,9 +1,53 @@
-//! The machine a report ran on, as the report's first table and `report.json`'s `machine`
-//! object: CPU model, physical cores and hardware threads (from `/proc/cpuinfo`), the CPUs
-//! this process may run on, the kernel release, whether it has the private futex hash
-//! (`PR_FUTEX_HASH`, Linux 6.16+), the futexhash version and the UTC date.
+//! The machine a measurement ran on: CPU model, physical cores and hardware threads (from
+//! `/proc/cpuinfo`), the CPUs this process may run on, the kernel release, whether it has
+//! the private futex hash (`PR_FUTEX_HASH`, Linux 6.16+, probed with a harmless
+//! `PR_FUTEX_HASH_GET_SLOTS`), the futexhash version and the UTC date. The report's first
+//! table and `report.json`'s `machine` object show all of it; every `bench` record carries
+//! [`MachineInfo::one_line`] in its `machine` field, so a CSV pasted next to another's says
+//! which box each row came from.
 
 use serde::Serialize;
+use std::sync::OnceLock;
+
+/// `PR_FUTEX_HASH` (include/uapi/linux/prctl.h).
+pub const PR_FUTEX_HASH: libc::c_int = 78;
+/// Set the number of private hash slots (0 = global hash).
+pub const PR_FUTEX_HASH_SET_SLOTS: libc::c_ulong = 1;
+/// Read the number of private hash slots (0 = global hash).
+pub const PR_FUTEX_HASH_GET_SLOTS: libc::c_ulong = 2;
+
+/// Environment variable that makes [`private_hash_supported`] answer "no", so the
+/// fallback for kernels without `PR_FUTEX_HASH` (global hash only) can be tested on a
+/// kernel that has it.
+pub const ASSUME_NO_PRIVATE_HASH_ENV: &str = "FUTEXHASH_ASSUME_NO_PRIVATE_HASH";
+
+/// `prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS)`: the current number of private hash
+/// slots (0 = global hash), or the errno (EINVAL: the kernel has no private futex hash).
+pub fn get_slots() -> Result<u64, i32> {
+    // SAFETY: prctl with integer arguments only; no memory is passed to the kernel.
+    let rc = unsafe { libc::prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS, 0, 0, 0) };
+    if rc < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(rc as u64)
+    }
+}
+
+/// Whether this kernel has the private futex hash (`PR_FUTEX_HASH`). Reading the slot
+/// count changes nothing, so this is safe to call in any process.
+pub fn private_hash_supported() -> bool {
+    if std::env::var_os(ASSUME_NO_PRIVATE_HASH_ENV).is_some_and(|v| v == "1") {
+        return false;
+    }
+    get_slots().is_ok()
+}
+
+/// [`MachineInfo::record_field`] of this machine, read once per process (records of one
+/// run all name the same machine).
+pub fn this_machine_line() -> &'static str {
+    static LINE: OnceLock<String> = OnceLock::new();
+    LINE.get_or_init(|| MachineInfo::this_machine().record_field())
+}
 
 /// What a reader needs to know to compare this report's measured figures with another's.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -47,10 +91,18 @@ impl MachineInfo {
             kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unknown".into()),
-            private_hash: crate::bench::kernel::private_hash_supported(),
+            private_hash: private_hash_supported(),
             futexhash: env!("CARGO_PKG_VERSION").to_string(),
             date: utc_iso8601(secs),
         }
+    }
+
+    /// The machine as one CSV-safe field: [`MachineInfo::one_line`] with `;` for its
+    /// commas, so a record's `machine` column needs no quoting and a script splitting on
+    /// commas still finds every column: "Intel(R) Xeon(R) Processor; 2 core(s) / 2
+    /// thread(s); Linux 6.18.0".
+    pub fn record_field(&self) -> String {
+        self.one_line().replace(',', ";")
     }
 
     /// One line naming the machine, for table headers: "Intel(R) … , 2 cores / 2 threads,
@@ -125,6 +177,24 @@ mod tests {
         assert_eq!(utc_iso8601(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc_iso8601(1_764_591_045), "2025-12-01T12:10:45Z");
         assert_eq!(utc_iso8601(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+
+    #[test]
+    fn the_record_field_has_no_comma() {
+        let m = MachineInfo {
+            cpu_model: "Vendor CPU, rev 2".into(),
+            cores: 4,
+            threads: 8,
+            cpus_allowed: 8,
+            kernel: "6.18.0".into(),
+            private_hash: true,
+            futexhash: "0.1.0".into(),
+            date: "2026-12-01T00:00:00Z".into(),
+        };
+        assert_eq!(
+            m.record_field(),
+            "Vendor CPU; rev 2; 4 core(s) / 8 thread(s); Linux 6.18.0"
+        );
     }
 
     #[test]
