@@ -638,6 +638,24 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_template_is_the_built_in_one_with_stated_hash_costs() {
+        // data/machines/seed-256cpu-template.toml exists to make `sim validate`
+        // reproducible; it must not drift from the template the command uses by default.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines");
+        let file = MachineProfile::load(&root.join("seed-256cpu-template.toml")).unwrap();
+        let built_in = seed_box_template();
+        assert_eq!(
+            MachineProfile {
+                name: built_in.name.clone(),
+                hash_ns: built_in.hash_ns.clone(),
+                ..file.clone()
+            },
+            built_in
+        );
+        assert_eq!(file.hash_ns.len(), 8, "{:?}", file.hash_ns);
+    }
+
+    #[test]
     fn published_tables_parse() {
         let t = read_published(&data().join("algos-240threads-256cpu.csv")).unwrap();
         assert_eq!(t.columns.len(), 8);
