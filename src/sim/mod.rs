@@ -50,6 +50,7 @@
 //! as perf pins them), SMT modelled as a constant factor.
 
 pub mod calibrate;
+mod events;
 pub mod hashcost;
 pub mod kernel;
 pub mod profile;
@@ -58,9 +59,8 @@ pub mod trace_replay;
 pub mod validate;
 
 use crate::throughput::stats::ThroughputStats;
+use events::EventQueue;
 use profile::MachineProfile;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Which loop the simulated threads run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -188,20 +188,30 @@ pub fn round_robin_cpus(threads: usize, cpus: &[u32]) -> Vec<u32> {
 /// runs in `[(m·count + index)·slice, (m·count + index + 1)·slice)` for every `m`.
 #[derive(Clone, Copy, Debug)]
 struct Slices {
-    index: u64,
-    count: u64,
+    index: u32,
+    count: u32,
     slice: u64,
 }
 
 impl Slices {
+    /// `(index·slice, (index + 1)·slice, count·slice)`: the thread's slice in a period,
+    /// and the period.
+    fn bounds(&self) -> (u64, u64, u64) {
+        let i = u64::from(self.index);
+        (
+            i * self.slice,
+            (i + 1) * self.slice,
+            u64::from(self.count) * self.slice,
+        )
+    }
+
     /// The earliest time ≥ `t` at which the thread runs.
     fn running_at(&self, t: u64) -> u64 {
         if self.count <= 1 {
             return t;
         }
-        let period = self.count * self.slice;
+        let (lo, hi, period) = self.bounds();
         let (m, r) = (t / period, t % period);
-        let (lo, hi) = (self.index * self.slice, (self.index + 1) * self.slice);
         if r < lo {
             m * period + lo
         } else if r < hi {
@@ -216,11 +226,11 @@ impl Slices {
         if self.count <= 1 {
             return t + work;
         }
-        let period = self.count * self.slice;
+        let (_, hi, period) = self.bounds();
         let mut t = self.running_at(t);
         let mut left = work;
         loop {
-            let slice_end = (t / period) * period + (self.index + 1) * self.slice;
+            let slice_end = (t / period) * period + hi;
             let here = slice_end - t;
             if left <= here {
                 return t + left;
@@ -249,6 +259,29 @@ struct ThreadCosts {
     hold: u64,
 }
 
+/// A simulated thread's state in the event loop.
+#[derive(Clone, Copy, Debug)]
+struct ThreadState {
+    /// Outside work per operation, ps (SMT factor applied).
+    outside: u64,
+    /// Lock hold per operation, ps (SMT factor applied).
+    hold: u64,
+    /// Its time slices.
+    slices: Slices,
+    /// When the operation in progress began.
+    began: u64,
+    /// Its CPU.
+    cpu: u32,
+    /// Index of the next futex in its key list.
+    pos: u32,
+    /// That futex's bucket.
+    next_bucket: u32,
+    /// Operations completed.
+    done: u32,
+    /// What its pending event is.
+    stage: Stage,
+}
+
 /// One contended cache line's state: when it is next free and which CPU wrote it last.
 #[derive(Clone, Copy, Debug)]
 struct Line {
@@ -259,17 +292,18 @@ struct Line {
 const NO_CPU: u32 = u32::MAX;
 
 /// The costs of moving a cache line or a lock between two CPUs.
-struct Transfers<'a> {
-    m: &'a MachineProfile,
+struct Transfers {
+    /// The node of each CPU, looked up rather than computed (`node_of` divides).
+    node: Vec<u32>,
     local: u64,
     remote: u64,
     miss_local: u64,
     miss_remote: u64,
 }
 
-impl Transfers<'_> {
+impl Transfers {
     fn same_node(&self, a: u32, b: u32) -> bool {
-        self.m.node_of(a) == self.m.node_of(b)
+        self.node[a as usize] == self.node[b as usize]
     }
     fn handoff(&self, from: u32, to: u32) -> u64 {
         if from == NO_CPU || from == to {
@@ -289,6 +323,21 @@ impl Transfers<'_> {
             self.miss_remote
         }
     }
+}
+
+/// Asks the CPU to bring `x`'s cache line closer: a hint, without effect on the results.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` only hints the cache: it never faults and reads nothing into
+    // the program (any address is allowed, and this one is a valid reference anyway). Its
+    // target feature, SSE, is part of the x86_64 baseline, so every x86_64 CPU has it.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Checks that the profile has what the design needs; the error names the missing field.
@@ -318,8 +367,9 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     assert_eq!(threads, w.cpu_of_thread.len());
     assert!(threads > 0 && w.locks > 0);
     let d = w.design;
+    let max_cpu = w.cpu_of_thread.iter().copied().max().unwrap_or(0);
     let x = Transfers {
-        m,
+        node: (0..=max_cpu.max(m.cpus)).map(|c| m.node_of(c)).collect(),
         local: ps(m.handoff_local_ns),
         remote: ps(m.handoff_remote_ns),
         miss_local: ps(m.line_miss_ns),
@@ -335,13 +385,16 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     // of every bucket in the line are in the way of each release. At a saturated lock
     // that count equals, on average, the spinners behind it when its own hand-off
     // happens, which is what the per-waiter term charges.
-    let mut pending: std::collections::HashMap<u32, std::collections::VecDeque<u64>> =
-        std::collections::HashMap::new();
+    let mut pending: Vec<std::collections::VecDeque<u64>> = if per_waiter > 0 {
+        let lines = (w.locks as u64 * u64::from(d.bucket_bytes)).div_ceil(u64::from(CACHE_LINE));
+        vec![std::collections::VecDeque::new(); lines as usize]
+    } else {
+        Vec::new()
+    };
     let atomic = ps(m.atomic_ns);
 
     // Which CPUs have threads: for SMT siblings and for time slices.
-    let max_cpu = w.cpu_of_thread.iter().copied().max().unwrap_or(0) as usize;
-    let mut on_cpu = vec![0u64; max_cpu.max(m.cpus as usize) + 1];
+    let mut on_cpu = vec![0u32; max_cpu.max(m.cpus) as usize + 1];
     let slices: Vec<Slices> = w
         .cpu_of_thread
         .iter()
@@ -386,123 +439,157 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         })
         .collect();
 
-    let mut lock_free_at = vec![0u64; w.locks];
-    let mut lock_last_cpu = vec![NO_CPU; w.locks];
+    // Per lock: when it is next free and which CPU last held it, side by side (one cache
+    // line of the simulator's memory per lookup).
+    let mut lock = vec![
+        Line {
+            free_at: 0,
+            last_cpu: NO_CPU,
+        };
+        w.locks
+    ];
     let bytes = u64::from(d.bucket_bytes);
     let line_of = |b: usize| (b as u64 * bytes / u64::from(CACHE_LINE)) as usize;
-    let mut line_last_cpu = vec![NO_CPU; line_of(w.locks - 1) + 1];
+    // Buckets of a cache line or more: one bucket per line, so the line's last writer is
+    // the lock's last holder and no separate line state is needed.
+    let lines_shared = d.bucket_bytes < CACHE_LINE;
+    let mut line_last_cpu = if lines_shared {
+        vec![NO_CPU; line_of(w.locks - 1) + 1]
+    } else {
+        Vec::new()
+    };
     let mut reference = Line {
         free_at: 0,
         last_cpu: NO_CPU,
     };
 
-    let mut pos = vec![0usize; threads];
-    let mut done = vec![0u32; threads];
-    let mut began = vec![0u64; threads];
-    let mut measure_start = vec![0u64; threads];
-    let mut measure_end = vec![0u64; threads];
     let total_ops = len.warmup_ops + len.measured_ops;
-    let mut latencies: Vec<u64> = Vec::with_capacity(threads * 64);
     let first = if d.refcount == Refcount::Shared {
         Stage::Get
     } else {
         Stage::Lock
     };
+    // Everything the event loop touches per thread, in one 64-byte record (one cache line
+    // per event instead of one per array).
+    let mut th: Vec<ThreadState> = (0..threads)
+        .map(|t| ThreadState {
+            outside: costs[t].outside,
+            hold: costs[t].hold,
+            slices: slices[t],
+            began: 0,
+            cpu: w.cpu_of_thread[t],
+            pos: 0,
+            next_bucket: w.buckets_per_thread[t].first().copied().unwrap_or(0),
+            done: 0,
+            stage: first,
+        })
+        .collect();
+    let mut measure_start = vec![0u64; threads];
+    let mut measure_end = vec![0u64; threads];
+    let mut latencies: Vec<u64> = Vec::with_capacity(threads * 64);
 
     // Each thread first does its outside work; stagger starts by thread index so ties are
     // deterministic and threads do not all arrive at the same picosecond.
-    let mut heap: BinaryHeap<Reverse<(u64, u32, Stage)>> = (0..threads as u32)
-        .map(|t| {
-            let ti = t as usize;
-            Reverse((slices[ti].finish(u64::from(t), costs[ti].outside), t, first))
-        })
+    let starts: Vec<u64> = th
+        .iter()
+        .enumerate()
+        .map(|(t, s)| s.slices.finish(t as u64, s.outside))
         .collect();
+    let mut queue = EventQueue::new(&starts);
 
-    // Ends operation `ti` at `end`; returns false when the thread is finished.
-    let mut finish_op = |ti: usize, end: u64, began: u64| -> bool {
-        done[ti] += 1;
-        if done[ti] == len.warmup_ops {
-            measure_start[ti] = end;
-        }
-        if done[ti] > len.warmup_ops && done[ti] % 16 == 0 {
-            latencies.push(end - began);
-        }
-        if done[ti] == total_ops {
-            measure_end[ti] = end;
-            return false;
-        }
-        true
-    };
-
-    while let Some(Reverse((now, t, stage))) = heap.pop() {
+    while let Some((now, t)) = queue.peek() {
         let ti = t as usize;
-        let cpu = w.cpu_of_thread[ti];
-        let sl = slices[ti];
-        let c = costs[ti];
-        match stage {
-            Stage::Get | Stage::Put => {
+        let s = &mut th[ti];
+        let cpu = s.cpu;
+        // When the operation in progress ends, if it ends at this event.
+        let mut op_end = None;
+        // The thread's next event when the operation goes on.
+        let mut next = (0, first);
+        match s.stage {
+            st @ (Stage::Get | Stage::Put) => {
                 // One atomic RMW on the shared reference's line: FIFO on the line, the
                 // line moves from its last writer.
-                let start = sl.running_at(now.max(reference.free_at));
+                let start = s.slices.running_at(now.max(reference.free_at));
                 let end = start + x.miss(reference.last_cpu, cpu) + atomic;
                 reference = Line {
                     free_at: end,
                     last_cpu: cpu,
                 };
-                if stage == Stage::Get {
-                    heap.push(Reverse((end, t, Stage::Lock)));
-                } else if finish_op(ti, end, began[ti]) {
-                    began[ti] = end;
-                    heap.push(Reverse((sl.finish(end, c.outside), t, Stage::Get)));
+                if st == Stage::Get {
+                    next = (end, Stage::Lock);
+                } else {
+                    op_end = Some(end);
                 }
             }
+            // No lock, no write to the bucket: the op ends where the outside work ends.
+            Stage::Lock if w.op == SimOp::WakeNone => op_end = Some(now),
             Stage::Lock => {
-                if w.op == SimOp::WakeNone {
-                    // No lock, no write to the bucket: the op ends where the outside work
-                    // ends.
-                    if finish_op(ti, now, began[ti]) {
-                        began[ti] = now;
-                        heap.push(Reverse((sl.finish(now, c.outside), t, first)));
-                    }
-                    continue;
-                }
+                let b = s.next_bucket as usize;
+                // This thread's following bucket, and a prefetch of its lock: about T
+                // events from now the thread needs it, and a table of 2^17 buckets is
+                // larger than a core's L2.
                 let keys = &w.buckets_per_thread[ti];
-                let lock = keys[pos[ti] % keys.len()] as usize;
-                pos[ti] += 1;
-                let line = line_of(lock);
-                let free = lock_free_at[lock];
-                let contended = now < free;
-                let mut start = now.max(free);
-                if contended && per_waiter > 0 {
-                    let queue = pending.entry(line as u32).or_default();
-                    while queue.front().is_some_and(|&s| s <= now) {
-                        queue.pop_front();
-                    }
-                    let ahead = queue.len() as u64;
-                    start += x.handoff(lock_last_cpu[lock], cpu) + ahead * per_waiter;
-                } else if contended {
-                    start += x.handoff(lock_last_cpu[lock], cpu);
-                } else {
-                    start += x.miss(line_last_cpu[line], cpu);
+                s.pos += 1;
+                if s.pos as usize == keys.len() {
+                    s.pos = 0;
                 }
+                s.next_bucket = keys[s.pos as usize];
+                prefetch(&lock[s.next_bucket as usize]);
+                let line = line_of(b);
+                let l = lock[b];
+                let contended = now < l.free_at;
+                let mut start = now.max(l.free_at);
                 if contended && per_waiter > 0 {
-                    pending.entry(line as u32).or_default().push_back(start);
+                    let q = &mut pending[line];
+                    while q.front().is_some_and(|&s| s <= now) {
+                        q.pop_front();
+                    }
+                    let ahead = q.len() as u64;
+                    start += x.handoff(l.last_cpu, cpu) + ahead * per_waiter;
+                    q.push_back(start);
+                } else if contended {
+                    start += x.handoff(l.last_cpu, cpu);
+                } else if lines_shared {
+                    start += x.miss(line_last_cpu[line], cpu);
+                } else {
+                    start += x.miss(l.last_cpu, cpu);
                 }
                 // `spin_lock()` disables preemption: a spinning waiter and a holder are not
                 // descheduled; the tick's preemption waits for the unlock (and the next
                 // outside work then starts in the thread's next slice).
-                let release = start + c.hold;
-                lock_free_at[lock] = release;
-                lock_last_cpu[lock] = cpu;
-                line_last_cpu[line] = cpu;
+                let release = start + s.hold;
+                lock[b] = Line {
+                    free_at: release,
+                    last_cpu: cpu,
+                };
+                if lines_shared {
+                    line_last_cpu[line] = cpu;
+                }
                 if d.refcount == Refcount::Shared {
-                    heap.push(Reverse((release, t, Stage::Put)));
-                } else if finish_op(ti, release, began[ti]) {
-                    began[ti] = release;
-                    heap.push(Reverse((sl.finish(release, c.outside), t, first)));
+                    next = (release, Stage::Put);
+                } else {
+                    op_end = Some(release);
                 }
             }
         }
+        if let Some(end) = op_end {
+            s.done += 1;
+            if s.done == len.warmup_ops {
+                measure_start[ti] = end;
+            }
+            if s.done > len.warmup_ops && s.done % 16 == 0 {
+                latencies.push(end - s.began);
+            }
+            if s.done == total_ops {
+                measure_end[ti] = end;
+                queue.retire(t);
+                continue;
+            }
+            s.began = end;
+            next = (s.slices.finish(end, s.outside), first);
+        }
+        s.stage = next.1;
+        queue.set(t, next.0);
     }
 
     let rates: Vec<f64> = (0..threads)
@@ -512,13 +599,13 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         })
         .collect();
     let stats = ThroughputStats::from_rates(&rates);
-    latencies.sort_unstable();
-    let pct = |p: f64| {
+    // Three order statistics: selection, not a sort.
+    let mut pct = |p: f64| {
         if latencies.is_empty() {
             0.0
         } else {
             let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
-            latencies[i] as f64 / 1000.0
+            *latencies.select_nth_unstable(i).1 as f64 / 1000.0
         }
     };
     SimResult {

@@ -250,13 +250,17 @@ pub fn run_sweep_with(
         })
         .collect::<Result<_, String>>()?;
     let (nb, nh) = (slots.len(), sweep.hashers.len());
+    // Each (thread count, hasher) hashes its keys once; every table size reduces those.
+    let hashes = parallel_map(sweep.threads.len() * nh, |i| {
+        scenarios[i / nh].hashes(&sweep.hashers[i % nh])
+    });
     let jobs = sweep.threads.len() * nb * nh;
     let recs = parallel_map(jobs, |i| {
         let (ti, bi, hi) = (i / (nb * nh), (i / nh) % nb, i % nh);
         let threads = sweep.threads[ti];
         let h = &sweep.hashers[hi];
         let buckets = slots[bi].resolve(threads, profile.cpus, global);
-        let w = scenarios[ti].workload(h, buckets);
+        let w = scenarios[ti].workload_from(&hashes[ti * nh + hi], buckets);
         let r = simulate(profile, &w, costs[hi].ns, sweep.len);
         tick();
         SimRecord {

@@ -262,6 +262,10 @@ pub fn calibrate_seed_box(
         len,
     )?;
     let mut p = fit.profile;
+    // A fitted profile carries no hash costs of its own (`sim calibrate` must not copy
+    // this machine's figures into another's); for the predictions here, the template's
+    // stated costs, if any, still hold — else every prediction times them again.
+    p.hash_ns = template.hash_ns.clone();
     p.name = format!(
         "seed thread 256-CPU 2-node box, calibrated on rows {} and {} of {TABLE_240}",
         rows[0], rows[1]
@@ -374,8 +378,18 @@ pub fn validate_seed003(
     data_dir: &Path,
     len: SimLength,
 ) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+    validate_seed003_with(data_dir, &seed003_box_template(), len)
+}
+
+/// [`validate_seed003`] from a given template of the box (e.g. one with stated hash
+/// costs, which makes the run independent of this machine's timing).
+pub fn validate_seed003_with(
+    data_dir: &Path,
+    template: &MachineProfile,
+    len: SimLength,
+) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
     let table = read_threads_table(&data_dir.join(TABLE_2013))?;
-    let template = seed003_box_template();
+    let template = template.clone();
     let designs = seed003_designs(template.cpus);
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
         .expect("registry")
@@ -580,7 +594,13 @@ pub fn validate_all(
 ) -> Result<(MachineProfile, MachineProfile, Vec<ValidationRow>), String> {
     let profile = calibrate_seed_box(data_dir, template, rows, len)?;
     let mut out = predict_published(data_dir, &profile, rows, len)?;
-    let (old, cells) = validate_seed003(data_dir, len)?;
+    // The template's hash costs, when it states them, hold for seed 003's box too: both
+    // stand for "timed here", and stating them makes the whole validation reproducible.
+    let old_box = MachineProfile {
+        hash_ns: template.hash_ns.clone(),
+        ..seed003_box_template()
+    };
+    let (old, cells) = validate_seed003_with(data_dir, &old_box, len)?;
     out.extend(cells);
     out.push(validate_futex_numa(&profile, len)?);
     Ok((profile, old, out))
@@ -615,6 +635,24 @@ mod tests {
 
     fn data() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("data/published")
+    }
+
+    #[test]
+    fn the_shipped_template_is_the_built_in_one_with_stated_hash_costs() {
+        // data/machines/seed-256cpu-template.toml exists to make `sim validate`
+        // reproducible; it must not drift from the template the command uses by default.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines");
+        let file = MachineProfile::load(&root.join("seed-256cpu-template.toml")).unwrap();
+        let built_in = seed_box_template();
+        assert_eq!(
+            MachineProfile {
+                name: built_in.name.clone(),
+                hash_ns: built_in.hash_ns.clone(),
+                ..file.clone()
+            },
+            built_in
+        );
+        assert_eq!(file.hash_ns.len(), 8, "{:?}", file.hash_ns);
     }
 
     #[test]
