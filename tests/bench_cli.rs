@@ -643,6 +643,16 @@ fn compare_prints_the_ratios() {
         &fig("machine_two_threads_vs_one_cpu"),
         scaling["b_median"].as_f64().unwrap(),
     );
+    // Judged figures carry a verdict; every figure names the machine.
+    assert!(scaling["meets"].is_boolean(), "{scaling}");
+    assert!(fig("table_vs_machine_one_thread")["meets"].is_boolean());
+    assert!(fig("model_vs_kernel")["meets"].is_null());
+    assert!(
+        v.as_array().unwrap().iter().all(|f| f["machine"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty() && !m.contains(','))),
+        "{v}"
+    );
     // The one-thread figure is the table's and the loop's one-thread runs of the same pairs.
     let one = fig("table_vs_machine_one_thread");
     assert_eq!(one["a_median"], fig("two_threads_vs_one_cpu")["b_median"]);

@@ -66,9 +66,17 @@ pub struct Figure {
     pub a_spread_pct: f64,
     /// Largest deviation of one run of B from its median, in per cent.
     pub b_spread_pct: f64,
-    /// Largest deviation of one repetition's A/B (its A over the B measured next to it)
-    /// from the median of those ratios, in per cent.
+    /// Median over the repetitions of each one's A/B (its A over the B measured next to
+    /// it). Differs from `ratio` (the ratio of the medians) when A and B drift together.
+    pub paired_ratio_median: f64,
+    /// Largest deviation of one repetition's A/B from `paired_ratio_median`, in per cent.
     pub ratio_spread_pct: f64,
+    /// Whether the figure meets its expectation, for the figures whose expectation is a
+    /// number (`table_scaling_vs_machine`: paired A/B ≥ 0.95; `table_vs_machine_one_thread`:
+    /// paired A/B within ±5 %); null for the others.
+    pub meets: Option<bool>,
+    /// The machine measured ([`crate::machine::MachineInfo::record_field`]).
+    pub machine: String,
     /// What the issue expects of the ratio.
     pub expected: &'static str,
     /// Repetitions behind each median.
@@ -102,11 +110,20 @@ impl Figure {
             ratio: a_median / b_median,
             a_spread_pct: spread_pct(&a_runs),
             b_spread_pct: spread_pct(&b_runs),
+            paired_ratio_median: median(&mut pair_ratios.clone()),
             ratio_spread_pct: spread_pct(&pair_ratios),
+            meets: None,
+            machine: crate::machine::this_machine_line().to_string(),
             expected,
             reps: a_runs.len(),
             min_cpu_share,
         }
+    }
+
+    /// The figure with its verdict.
+    fn judged(mut self, meets: impl Fn(&Figure) -> bool) -> Figure {
+        self.meets = Some(meets(&self));
+        self
     }
 }
 
@@ -145,7 +162,7 @@ impl Figures {
                 "median B",
                 "unit",
                 "A/B",
-                "A/B per run",
+                "paired A/B",
                 "expected",
             ]
             .iter()
@@ -162,11 +179,18 @@ impl Figures {
                 f.unit.to_string(),
                 format!("{:.3}", f.ratio),
                 if f.reps > 1 {
-                    format!("within ±{:.1}% of the median", f.ratio_spread_pct)
+                    format!(
+                        "median {:.3}, runs within ±{:.1}%",
+                        f.paired_ratio_median, f.ratio_spread_pct
+                    )
                 } else {
                     "one run".to_string()
                 },
-                f.expected.to_string(),
+                match f.meets {
+                    Some(true) => format!("{} — met", f.expected),
+                    Some(false) => format!("{} — NOT MET", f.expected),
+                    None => f.expected.to_string(),
+                },
             ]);
         }
         // Figure names and their descriptions are long: within 100 columns (a mail) the
@@ -191,10 +215,16 @@ impl Figures {
     }
 }
 
-/// A median in the unit's natural precision (no decimals on rates, three on ratios and
-/// nanoseconds below 1000), with the runs' spread when there are several.
+/// A median in the unit's natural precision (no decimals from 1000 up — rates —, one from
+/// 10 — nanoseconds —, three below — ratios), with the runs' spread when there are several.
 fn with_spread(median: f64, spread_pct: f64, reps: usize) -> String {
-    let digits = if median.abs() >= 1000.0 { 0 } else { 3 };
+    let digits = if median.abs() >= 1000.0 {
+        0
+    } else if median.abs() >= 10.0 {
+        1
+    } else {
+        3
+    };
     let m = fmt_grouped(median, digits);
     if reps > 1 {
         format!("{m} ±{spread_pct:.1}%")
@@ -452,29 +482,35 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         "the machine's own scaling (2 = perfect)",
         mshare,
     ));
-    figures.push(Figure::from_runs(
-        "table_scaling_vs_machine",
-        "table: 2 threads vs 1 per CPU-second".into(),
-        ratios(&ra, &rb, total_cpu_rate),
-        "machine: 2 threads vs 1 per CPU-second".into(),
-        ratios(&ma, &mb, total_cpu_rate),
-        "ratio",
-        ">= 0.95 (the table scales like the machine)",
-        share.min(mshare),
-    ));
+    figures.push(
+        Figure::from_runs(
+            "table_scaling_vs_machine",
+            "table: 2 threads vs 1 per CPU-second".into(),
+            ratios(&ra, &rb, total_cpu_rate),
+            "machine: 2 threads vs 1 per CPU-second".into(),
+            ratios(&ma, &mb, total_cpu_rate),
+            "ratio",
+            "paired A/B >= 0.95 (the table scales like the machine)",
+            share.min(mshare),
+        )
+        .judged(|f| f.paired_ratio_median >= 0.95),
+    );
     // The table's one-thread rate in units of the machine's loop at the same moments: the
     // figure that stays put when the machine itself speeds up or slows down (on a KVM
     // guest the host's load moves both by tens of per cent within minutes).
-    figures.push(Figure::from_runs(
-        "table_vs_machine_one_thread",
-        "table: 1 thread, ops per CPU-second".into(),
-        of(&rb, total_cpu_rate),
-        "machine: 1 thread, loops per CPU-second".into(),
-        of(&mb, total_cpu_rate),
-        "per CPU-second",
-        "A/B within +-5% across runs (stability)",
-        share.min(mshare),
-    ));
+    figures.push(
+        Figure::from_runs(
+            "table_vs_machine_one_thread",
+            "table: 1 thread, ops per CPU-second".into(),
+            of(&rb, total_cpu_rate),
+            "machine: 1 thread, loops per CPU-second".into(),
+            of(&mb, total_cpu_rate),
+            "table ops, loop iterations (each per CPU-second)",
+            "paired A/B runs within ±5% (stability)",
+            share.min(mshare),
+        )
+        .judged(|f| f.ratio_spread_pct <= 5.0),
+    );
 
     // (c) aligned vs packed, two threads on adjacent buckets.
     let geo = Geometry {
@@ -586,6 +622,22 @@ mod tests {
         assert_eq!(f.ratio, 2.0);
         assert!((f.a_spread_pct - 25.0).abs() < 1e-9);
         assert!(f.ratio_spread_pct.abs() < 1e-12);
+        assert_eq!(f.paired_ratio_median, 2.0);
+        assert_eq!(f.meets, None);
+        assert_eq!(f.clone().judged(|f| f.ratio > 1.5).meets, Some(true));
+        // Paired ratios 2, 1, 4: their median (2) is not the ratio of the medians (2/2 = 1).
+        let g = Figure::from_runs(
+            "y",
+            "a".into(),
+            vec![2.0, 1.0, 4.0],
+            "b".into(),
+            vec![1.0, 1.0, 1.0],
+            "u",
+            "e",
+            1.0,
+        );
+        assert_eq!((g.ratio, g.paired_ratio_median), (2.0, 2.0));
+        assert!((g.ratio_spread_pct - 100.0).abs() < 1e-9);
         assert_eq!(f.reps, 3);
         assert!(with_spread(12_345_678.9, 2.04, 3) == "12,345,679 ±2.0%");
         assert!(with_spread(0.5, 0.0, 1) == "0.500");

@@ -257,21 +257,9 @@ pub(super) fn run(a: SimArgs) -> Result<(), CliError> {
     }
 }
 
-/// A profile argument: an existing file, else `data/machines/NAME.toml` under the current
-/// directory, else the profile of that name built into the binary ([`crate::assets`]).
+/// A profile argument: an existing file, else a built-in profile ([`args::machine_profile`]).
 fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
-    let direct = PathBuf::from(arg);
-    if direct.is_file() {
-        return MachineProfile::load(&direct).map_err(CliError::Usage);
-    }
-    match crate::assets::profile_path(arg) {
-        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
-            .map_err(CliError::Usage),
-        None => Err(CliError::Usage(format!(
-            "profile '{arg}' is neither a file nor a built-in profile ({})",
-            crate::assets::profile_names().join(", ")
-        ))),
-    }
+    args::machine_profile(arg)
 }
 
 fn published_dir(arg: Option<PathBuf>) -> Result<PathBuf, CliError> {
@@ -1030,8 +1018,8 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
                 };
                 let ratio = format!("{:.2}{}", r.ratio, if r.fitted { "*" } else { "" });
                 if single {
-                    row.push(fmt_grouped(r.published, 1));
-                    row.push(fmt_grouped(r.predicted, 1));
+                    row.push(fmt_grouped(r.published, 0));
+                    row.push(fmt_grouped(r.predicted, 0));
                 }
                 row.push(ratio);
             }

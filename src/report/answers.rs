@@ -565,11 +565,19 @@ pub struct DistRun {
 /// grow with the bits: `ceil((bits + 8) / log2 buckets)` collisions.
 pub const ATTACK_SPACE_BITS: u32 = 20;
 
-/// The report's budget for one hasher's leak experiment: timing decisions, survivors kept
-/// between scans, scans. A hash that never converges (a linear one keeps whole subspaces
-/// of candidates) stops at this budget instead of filtering millions of survivors per
-/// probe.
-pub const ATTACK_BUDGET: (u64, usize, u32) = (1 << 16, 1 << 12, 3);
+/// The leak experiment's seed (the secret `mm` drawn from it): `attack leak`'s default, so
+/// the report's command line reproduces its figures.
+pub const ATTACK_SEED: u64 = 1;
+
+/// Timing probes the report allows one hasher: eight times the probes a random hash needs
+/// on average for the collisions of the first scan (`buckets` probes per collision), at
+/// least 65,536 — so a table of any size gets the same chance, and a budget-limited result
+/// means the hash needs far more probes than a random one.
+pub fn attack_probe_budget(buckets: usize) -> u64 {
+    let need =
+        crate::attack::leak::collisions_before_scan(ATTACK_SPACE_BITS, 8, buckets.max(2)) as u64;
+    (8 * need * buckets as u64).max(1 << 16)
+}
 
 /// What an unprivileged process learns about its own `mm` pointer from bucket collisions
 /// in the global table when the kernel hashes with this hasher
@@ -594,36 +602,39 @@ pub struct AttackScore {
 }
 
 impl AttackScore {
-    /// The table cell: "mm in 1,234 probes", "0 bits (keyed)", "9.0/20 bits".
+    /// The table cell: "mm in 1,234 probes", "keyed: untestable", "9.0/20 bits",
+    /// "≥ 9.0/20 bits (budget)".
     pub fn cell(&self) -> String {
         if self.mm_recovered {
             format!("mm in {} probes", fmt_grouped(self.probes as f64, 0))
-        } else if self.keyed && self.bits_leaked == 0.0 {
-            "0 bits (keyed)".to_string()
+        } else if self.stop == "cannot-test" {
+            "keyed: untestable".to_string()
+        } else if self.stop == "budget" {
+            format!(
+                "≥ {:.1}/{} bits (budget)",
+                self.bits_leaked, self.space_bits
+            )
         } else {
             format!("{:.1}/{} bits", self.bits_leaked, self.space_bits)
         }
     }
 }
 
-/// Runs the bounded leak experiment ([`ATTACK_BUDGET`]) on a global table of `buckets`
-/// hashed by `h`; the attacker models the table with the same function and, for a keyed
-/// hasher, does not have the key (it cannot test candidates). Deterministic: the secret is
-/// drawn from a fixed seed.
+/// Runs the leak experiment ([`attack_probe_budget`] probes, `attack leak`'s other
+/// defaults) on a global table of `buckets` hashed by `h`; the attacker models the table
+/// with the same function and, for a keyed hasher, does not have the key (it cannot test
+/// candidates). Deterministic: the secret is drawn from [`ATTACK_SEED`].
 pub fn attack_resistance(h: &dyn KeyHasher, buckets: usize) -> Option<AttackScore> {
     use crate::attack::leak::{self, LeakConfig};
     use crate::attack::oracle::{AttackTable, BucketMap, CandidateSpace};
     let space = CandidateSpace::direct_map(ATTACK_SPACE_BITS).ok()?;
     let table = BucketMap::new(h, AttackTable::Global, buckets)?;
-    let (max_probes, keep, max_scans) = ATTACK_BUDGET;
     let cfg = LeakConfig {
-        max_probes,
-        keep,
-        max_scans,
+        max_probes: attack_probe_budget(buckets),
         can_test: !h.keyed(),
         ..LeakConfig::default()
     };
-    let r = leak::run(table, &table, &space, 0x5eed_a77a, &cfg);
+    let r = leak::run(table, &table, &space, ATTACK_SEED, &cfg);
     Some(AttackScore {
         bits_leaked: (r.bits_leaked * 10.0).round() / 10.0,
         space_bits: ATTACK_SPACE_BITS,
@@ -806,8 +817,9 @@ fn verb(names: &[&str], one: &str, many: &str) -> String {
 }
 
 /// The attack half of question 3, from the scores: which hashers let a process recover its
-/// own `mm` from bucket collisions (and in how many probes), which leak part of it, and
-/// which leak nothing. None when no hasher was evaluated.
+/// own `mm` from bucket collisions (and in how many probes), which leak part of it, which
+/// ran out of probes, which leak nothing (their collisions do not depend on `mm`) and which
+/// are keyed. None when no hasher was evaluated.
 pub fn attack_sentence(v: &[HashVerdict]) -> Option<String> {
     let scored: Vec<(&str, &AttackScore)> = v
         .iter()
@@ -822,8 +834,12 @@ pub fn attack_sentence(v: &[HashVerdict]) -> Option<String> {
             .collect()
     };
     let recovered = names(&|a| a.mm_recovered);
-    let partial = names(&|a| !a.mm_recovered && a.bits_leaked > 0.0);
-    let nothing = names(&|a| !a.mm_recovered && a.bits_leaked == 0.0);
+    let untestable = names(&|a| a.stop == "cannot-test");
+    let budget = names(&|a| !a.mm_recovered && a.stop == "budget");
+    let settled =
+        |a: &AttackScore| !a.mm_recovered && a.stop != "cannot-test" && a.stop != "budget";
+    let partial = names(&|a| settled(a) && a.bits_leaked > 0.0);
+    let nothing = names(&|a| settled(a) && a.bits_leaked == 0.0);
     let mut parts = Vec::new();
     if !recovered.is_empty() {
         let most = scored
@@ -841,8 +857,24 @@ pub fn attack_sentence(v: &[HashVerdict]) -> Option<String> {
     if !partial.is_empty() {
         parts.push(format!("{} part of it", verb(&partial, "leaks", "leak")));
     }
+    if !budget.is_empty() {
+        parts.push(format!(
+            "{} out of probes before the attack settled (the bits shown are a lower bound)",
+            verb(&budget, "ran", "ran")
+        ));
+    }
     if !nothing.is_empty() {
-        parts.push(verb(&nothing, "leaks nothing", "leak nothing"));
+        parts.push(format!(
+            "{} — {} collisions do not depend on mm, so they are computable without it (a flooding risk, `futexhash attack flood`)",
+            verb(&nothing, "leaks nothing of mm", "leak nothing of mm"),
+            if nothing.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    if !untestable.is_empty() {
+        parts.push(format!(
+            "{} keyed: without the key the attacker cannot test a single candidate",
+            verb(&untestable, "is", "are")
+        ));
     }
     Some(format!(
         "Against the bucket side channel ({}-bit mm space, {}-bucket global table): {}",
@@ -884,7 +916,7 @@ pub fn which_hash(
         "pub. vs jhash2",
     ];
     if any_attack {
-        headers.push("attack");
+        headers.push("mm leak");
     }
     let mut t = TextTable::new(headers);
     let rel = |x: Option<f64>| x.map_or("-".into(), |x| format!("{:+.1}%", (x - 1.0) * 100.0));
@@ -937,16 +969,18 @@ pub fn which_hash(
         let _ = writeln!(a.evidence, "- {} fails {}", h.name, h.failures.join(", "));
     }
     if any_attack {
-        let (probes, _, _) = ATTACK_BUDGET;
+        let probes = attack_probe_budget(ctx.attack_buckets());
         let _ = writeln!(
             a.evidence,
-            "\nattack: what an unprivileged process learns about its own mm pointer by timing \
-             FUTEX_WAKE on its own futexes (KernelSnitch, NDSS 2025) when the global hash \
-             ({} buckets, this machine's size) uses this hasher: \"mm in N probes\" = recovered \
-             exactly (checked against the secret), else bits leaked of the {}-bit candidate \
-             space; keyed hashers: the attacker does not have the key. At most {} probes \
-             each; a hasher whose collisions do not depend on mm (address-only forms, CRC-32's \
-             linearity) leaks nothing.",
+            "\nmm leak: what an unprivileged process learns about its own mm pointer by timing \
+             FUTEX_WAKE on its own futexes (KernelSnitch, NDSS 2025) when a {}-bucket global \
+             hash (one node of roundup_pow_of_two(256 × CPUs) for this machine) uses this \
+             hasher: \"mm in N probes\" = recovered exactly (checked against the secret), \
+             else bits leaked of the {}-bit candidate space; \"keyed: untestable\" = the \
+             attacker does not have the key and cannot test a candidate. At most {} probes \
+             each (\"(budget)\": ran out, a lower bound). This is the leak only: a hasher \
+             whose collisions do not depend on mm (address-only forms, CRC-32's linearity) \
+             leaks nothing of it but lets collisions be computed offline (flooding).",
             fmt_grouped(ctx.attack_buckets() as f64, 0),
             ATTACK_SPACE_BITS,
             fmt_grouped(probes as f64, 0)
@@ -987,7 +1021,13 @@ pub fn which_hash(
         "futexhash dist --workload perf --algo all".into(),
         "cargo bench --bench hashers".into(),
         format!(
-            "futexhash attack leak --algo seed --table global --space-bits {ATTACK_SPACE_BITS}"
+            "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} --buckets {} --max-probes {} --seed {ATTACK_SEED}",
+            v.iter()
+                .map(|h| h.name.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            ctx.attack_buckets(),
+            attack_probe_budget(ctx.attack_buckets())
         ),
     ];
     a.caveat = format!(
@@ -1733,7 +1773,10 @@ mod tests {
         let j = attack_resistance(&by("jhash2"), 512).unwrap();
         assert!(j.mm_recovered, "{j:?}");
         assert_eq!(j.bits_leaked, f64::from(ATTACK_SPACE_BITS));
-        assert!(j.probes <= ATTACK_BUDGET.0);
+        assert!(j.probes <= attack_probe_budget(512));
+        // 65536 buckets: 2 collisions for 20 + 8 bits, 8 × 2 × 65536 probes allowed.
+        assert_eq!(attack_probe_budget(65536), 1 << 20);
+        assert_eq!(attack_probe_budget(512), 1 << 16);
         // The address-only form never hashes mm: its buckets carry no information about it.
         let a = attack_resistance(&by("jhash2-addr"), 512).unwrap();
         assert!(!a.mm_recovered && a.bits_leaked == 0.0, "{a:?}");
@@ -1743,7 +1786,7 @@ mod tests {
             (s.mm_recovered, s.bits_leaked, s.stop),
             (false, 0.0, "cannot-test")
         );
-        assert_eq!(s.cell(), "0 bits (keyed)");
+        assert_eq!(s.cell(), "keyed: untestable");
         assert!(
             attack_resistance(&by("jhash2"), 500).is_none(),
             "not a power of two"
@@ -1752,13 +1795,13 @@ mod tests {
 
     #[test]
     fn attack_sentence_names_each_group_only_when_it_has_members() {
-        let score = |rec: bool, bits: f64, probes: u64, keyed: bool| AttackScore {
+        let score = |rec: bool, bits: f64, probes: u64, stop: &'static str| AttackScore {
             bits_leaked: bits,
             space_bits: 20,
             probes,
             mm_recovered: rec,
-            stop: "x",
-            keyed,
+            stop,
+            keyed: stop == "cannot-test",
             buckets: 512,
         };
         let with = |n: &str, a: Option<AttackScore>| HashVerdict {
@@ -1767,9 +1810,9 @@ mod tests {
         };
         assert_eq!(attack_sentence(&[with("a", None)]), None);
         let v = [
-            with("jhash2", Some(score(true, 20.0, 900, false))),
-            with("xxhash", Some(score(true, 20.0, 1500, false))),
-            with("siphash", Some(score(false, 0.0, 100, true))),
+            with("jhash2", Some(score(true, 20.0, 900, "recovered"))),
+            with("xxhash", Some(score(true, 20.0, 1500, "recovered"))),
+            with("siphash", Some(score(false, 0.0, 100, "cannot-test"))),
         ];
         let s = attack_sentence(&v).unwrap();
         assert!(
@@ -1777,20 +1820,39 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("at most 1,500 timing probes"), "{s}");
+        assert!(s.contains("siphash is keyed"), "{s}");
         assert!(
-            s.contains("siphash leaks nothing") && !s.contains("part of it"),
+            !s.contains("part of it") && !s.contains("leaks nothing") && !s.contains("budget"),
             "{s}"
         );
         assert!(s.contains("20-bit mm space, 512-bucket"), "{s}");
-        let only_partial = [with("crc32", Some(score(false, 9.0, 65536, false)))];
-        let s = attack_sentence(&only_partial).unwrap();
+        let rest = [
+            with("crc32", Some(score(false, 0.0, 4000, "no-progress"))),
+            with("crc32c", Some(score(false, 0.0, 4000, "no-progress"))),
+            with("hash_long", Some(score(false, 9.0, 2000, "no-progress"))),
+            with("big", Some(score(false, 3.0, 65536, "budget"))),
+        ];
+        let s = attack_sentence(&rest).unwrap();
         assert!(
-            s.contains("crc32 leaks part of it") && !s.contains("recovers"),
+            s.contains("hash_long leaks part of it") && !s.contains("recovers"),
             "{s}"
         );
+        assert!(
+            s.contains("crc32 and crc32c leak nothing of mm — their collisions"),
+            "{s}"
+        );
+        assert!(s.contains("big ran out of probes"), "{s}");
+        assert!(!s.contains("keyed"), "{s}");
         assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
-        assert_eq!(score(false, 9.0, 1, false).cell(), "9.0/20 bits");
-        assert_eq!(score(true, 20.0, 1234, false).cell(), "mm in 1,234 probes");
+        assert_eq!(score(false, 9.0, 1, "no-progress").cell(), "9.0/20 bits");
+        assert_eq!(
+            score(false, 3.0, 1, "budget").cell(),
+            "≥ 3.0/20 bits (budget)"
+        );
+        assert_eq!(
+            score(true, 20.0, 1234, "recovered").cell(),
+            "mm in 1,234 probes"
+        );
     }
 
     #[test]

@@ -174,6 +174,47 @@ impl Default for SimLength {
     }
 }
 
+/// Refuses, before any work, a run whose simulated time could overflow the event clock
+/// (`events`: picoseconds in `64 - ceil(log2 threads)` bits, ≈ 1,100 s at 16,384 threads).
+///
+/// The bound is the fully serialised run: every operation of every thread one after the
+/// other, each costing every cost of the profile (hand-offs, misses, atomics, the hash,
+/// one queue-spinner term per thread) plus, when threads outnumber CPUs, a time slice per
+/// operation for every thread sharing the CPU. Real runs are far below it; only absurd
+/// profiles (costs near the 1 s maximum) with thousands of threads reach it.
+pub fn check_clock(
+    m: &MachineProfile,
+    threads: usize,
+    hash_ns: f64,
+    len: SimLength,
+) -> Result<(), String> {
+    let t = threads.max(1) as f64;
+    let per_op_ns = m.outside_ns
+        + m.hold_ns
+        + m.handoff_local_ns
+        + m.handoff_remote_ns
+        + m.line_miss_ns * (m.handoff_remote_ns / m.handoff_local_ns.max(1e-9)).max(1.0)
+        + m.ticket_spinner_ns.unwrap_or(0.0) * t
+        + m.queue_spinner_ns * t
+        + 2.0 * m.atomic_ns
+        + hash_ns;
+    let per_op_ns = per_op_ns * m.smt_slowdown.unwrap_or(1.0).max(1.0);
+    let sharing = (t / f64::from(m.cpus.max(1))).ceil();
+    let ops = f64::from(len.warmup_ops) + f64::from(len.measured_ops);
+    let bound_ps = ops * (t * per_op_ns + sharing * m.timeslice_ns) * 1000.0;
+    let bits = threads.max(1).next_power_of_two().trailing_zeros();
+    let limit_ps = (u64::MAX >> bits) as f64;
+    if bound_ps < limit_ps {
+        Ok(())
+    } else {
+        Err(format!(
+            "{threads} threads on this profile could simulate up to {:.3e} s, beyond the simulator's clock ({:.0} s at that thread count): lower the profile's costs (per operation up to {per_op_ns:.3e} ns) or the threads",
+            bound_ps / 1e12,
+            limit_ps / 1e12
+        ))
+    }
+}
+
 /// Time unit inside the simulator: picoseconds, so that sub-ns costs add up exactly.
 fn ps(ns: f64) -> u64 {
     (ns * 1000.0).round().max(0.0) as u64
@@ -622,6 +663,28 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clock_check_refuses_only_runs_that_could_overflow_the_event_key() {
+        let len = SimLength::default(); // 1700 operations per thread
+        // 1400 ns per op (the costs below plus 2 × 7 ns atomics and a 5 ns hash, no
+        // spinner terms), 16384 threads on 256 CPUs (64 per CPU, 100 µs slices):
+        // 1700 × (16384 × 1419 ns + 64 × 100 µs) ≈ 50 s, under the 2^50 ps ≈ 1126 s clock.
+        let m = machine(256, 2);
+        assert!(check_clock(&m, 16384, 5.0, len).is_ok());
+        // Every cost at the profile maximum (1 s): 1700 × 16384 × ~5 s is far beyond it.
+        let huge = MachineProfile {
+            outside_ns: 1e9,
+            hold_ns: 1e9,
+            handoff_local_ns: 1e9,
+            handoff_remote_ns: 1e9,
+            ..machine(256, 2)
+        };
+        let e = check_clock(&huge, 16384, 5.0, len).unwrap_err();
+        assert!(e.contains("16384 threads") && e.contains("1126 s"), "{e}");
+        // One thread has 64 bits of picoseconds (5.8e7 s): the same profile fits.
+        assert!(check_clock(&huge, 1, 5.0, len).is_ok());
+    }
 
     fn machine(cpus: u32, nodes: u32) -> MachineProfile {
         MachineProfile {

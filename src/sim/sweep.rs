@@ -235,6 +235,10 @@ pub fn run_sweep_with(
         .clone()
         .unwrap_or_else(|| sweep.buckets.iter().map(|&b| Slots::Fixed(b)).collect());
     let costs = hash_costs(profile, &sweep.hashers)?;
+    let max_hash = costs.iter().map(|c| c.ns).fold(0.0, f64::max);
+    for &t in &sweep.threads {
+        super::check_clock(profile, t, max_hash, sweep.len)?;
+    }
     let scenarios: Vec<Scenario> = sweep
         .threads
         .iter()
@@ -264,19 +268,22 @@ pub fn run_sweep_with(
         let r = simulate(profile, &w, costs[hi].ns, sweep.len);
         tick();
         SimRecord {
-            bench: sim_record(
-                &r,
-                h.name(),
-                if buckets == 0 { "global" } else { "private" },
-                buckets,
-                threads,
-                sweep.futexes,
-                match sweep.op {
-                    SimOp::WaitFail => "hash",
-                    SimOp::WakeNone => "wake",
-                },
-                &layout_name(opts.design.bucket_bytes),
-            ),
+            bench: BenchRecord {
+                machine: simulated_machine(profile),
+                ..sim_record(
+                    &r,
+                    h.name(),
+                    if buckets == 0 { "global" } else { "private" },
+                    buckets,
+                    threads,
+                    sweep.futexes,
+                    match sweep.op {
+                        SimOp::WaitFail => "hash",
+                        SimOp::WakeNone => "wake",
+                    },
+                    &layout_name(opts.design.bucket_bytes),
+                )
+            },
             hash_ns: costs[hi].ns,
             hash_ns_source: costs[hi].source.as_str(),
             profile: profile.name.clone(),
@@ -288,6 +295,12 @@ pub fn run_sweep_with(
         }
     });
     Ok(recs)
+}
+
+/// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas,
+/// as in measured records).
+pub fn simulated_machine(p: &MachineProfile) -> String {
+    format!("simulated: {}", p.name.replace(',', ";"))
 }
 
 /// A simulated run as a bench record (`backend = "sim"`, no process, full CPU share).
@@ -373,17 +386,22 @@ pub fn run_lock_test(
     // bucket, so the hash costs only the jhash2 the kernel still computes.
     let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
         .map_err(|e| e.to_string())?;
-    let r = simulate(profile, &w, hash_cost(profile, &jhash)?.ns, len);
-    Ok(sim_record(
-        &r,
-        "jhash2",
-        "numa",
-        locks as u64,
-        contenders_per_node * profile.nodes as usize,
-        1,
-        "lock",
-        "aligned",
-    ))
+    let hash_ns = hash_cost(profile, &jhash)?.ns;
+    super::check_clock(profile, w.cpu_of_thread.len(), hash_ns, len)?;
+    let r = simulate(profile, &w, hash_ns, len);
+    Ok(BenchRecord {
+        machine: simulated_machine(profile),
+        ..sim_record(
+            &r,
+            "jhash2",
+            "numa",
+            locks as u64,
+            contenders_per_node * profile.nodes as usize,
+            1,
+            "lock",
+            "aligned",
+        )
+    })
 }
 
 #[cfg(test)]

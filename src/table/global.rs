@@ -18,6 +18,11 @@ use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitO
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, NO_NODE};
 
+/// Most NUMA nodes a table may have: the kernel's `MAX_NUMNODES` at its largest
+/// (`CONFIG_NODES_SHIFT` = 10). With at most 2^31 buckets per node this keeps every table's
+/// size far inside `isize`.
+pub const MAX_NODES: usize = 1024;
+
 /// Buckets per node the kernel allocates: `roundup_pow_of_two(max(4, 256 × cpus / nodes))`
 /// (kernel/futex/core.c `futex_init`, v6.16+; with `nodes = 1` the pre-v6.16 size).
 pub fn kernel_per_node_size(cpus: usize, nodes: usize) -> usize {
@@ -53,7 +58,7 @@ pub struct Geometry {
 impl Geometry {
     /// Checks the geometry: `nodes ≥ 1`, `per_node` a power of two in `1..=2^31`.
     pub fn validate(&self) -> Result<(), TableError> {
-        if self.nodes == 0 {
+        if self.nodes == 0 || self.nodes > MAX_NODES {
             return Err(TableError::InvalidNodes(self.nodes));
         }
         if !self.per_node.is_power_of_two() || self.per_node > (1 << 31) {

@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 use crate::key::FutexKey;
 
 pub use bucket::{Aligned, BucketCore, BucketLayout, Packed, Requeued};
-pub use global::{Geometry, GlobalTable, kernel_per_node_size, possible_cpus};
+pub use global::{Geometry, GlobalTable, MAX_NODES, kernel_per_node_size, possible_cpus};
 pub use model::{Layout, ModelSpec, ModelTable, TableKind};
 pub use private::{Process, SlotError, SlotPolicy, TableUsage, merged_default_slots, rfc_v2_slots};
 
@@ -254,7 +254,7 @@ impl std::error::Error for WaitError {}
 pub enum TableError {
     /// Bucket count is not a power of two in `1..=2^31`.
     InvalidSize(usize),
-    /// Node count is 0.
+    /// Node count is 0 or above [`MAX_NODES`].
     InvalidNodes(usize),
     /// A key names a node the table does not have (the kernel's EINVAL).
     InvalidNode(i32),
@@ -277,7 +277,9 @@ impl fmt::Display for TableError {
             TableError::InvalidSize(n) => {
                 write!(f, "bucket count {n} is not a power of two in 1..=2^31")
             }
-            TableError::InvalidNodes(n) => write!(f, "node count {n} must be at least 1"),
+            TableError::InvalidNodes(n) => {
+                write!(f, "node count {n} must be in 1..={}", global::MAX_NODES)
+            }
             TableError::InvalidNode(n) => write!(f, "key names node {n}, which does not exist"),
             // Transparent (thiserror's `#[error(transparent)]`): the slot error says it all.
             TableError::Slots(e) => e.fmt(f),

@@ -19,12 +19,23 @@
 use std::ops::Deref;
 use std::ptr::NonNull;
 
-/// The transparent huge page size on x86-64 and arm64 with 4 KiB base pages.
-const HUGE_PAGE: usize = 2 << 20;
+/// The transparent huge page size: the kernel's `hpage_pmd_size` (2 MiB on x86-64 and on
+/// arm64 with 4 KiB base pages, 32 MiB or 512 MiB with 16 or 64 KiB ones), 2 MiB if it
+/// cannot be read. Read once per process.
+fn huge_page() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .filter(|n| n.is_power_of_two() && (4096..=1 << 30).contains(n))
+            .unwrap_or(2 << 20)
+    })
+}
 
 /// A fixed-size array of `L` in its own anonymous mapping (see the module docs).
 pub(crate) struct PageArray<L> {
-    /// First element; the mapping starts here (aligned to `HUGE_PAGE` for large arrays).
+    /// First element; the mapping starts here (aligned to `huge_page()` for large arrays).
     ptr: NonNull<L>,
     len: usize,
     /// Bytes mapped from `ptr` (what `munmap` gets).
@@ -47,15 +58,24 @@ impl<L> std::fmt::Debug for PageArray<L> {
 }
 
 impl<L: Default> PageArray<L> {
-    /// `len` default elements. Panics (like `Vec` allocation) only if the kernel refuses the
+    /// `len` default elements. Panics (like `Vec` allocation: a panic, never an
+    /// out-of-bounds write) if the size overflows `isize` or the kernel refuses the
     /// mapping; callers bound `len` before (the bench's memory check, `Geometry::validate`).
+    /// `L::default()` must not panic (the bucket layouts' defaults are plain zeroed
+    /// atomics); a panic there would leak the mapping, never expose uninitialised memory.
     pub(crate) fn new(len: usize) -> Self {
         let size = std::mem::size_of::<L>();
         assert!(
             std::mem::align_of::<L>() <= 4096,
             "page-aligned mappings hold any element up to page alignment"
         );
-        let bytes = len.checked_mul(size).expect("bucket array size overflows");
+        // Every size below, up to the mapping's total with its alignment slack, fits in an
+        // isize (what `slice::from_raw_parts` and `mmap` need), so the multiple-of and the
+        // additions cannot wrap.
+        let bytes = len
+            .checked_mul(size)
+            .filter(|&b| b <= isize::MAX as usize - 2 * huge_page())
+            .unwrap_or_else(|| panic!("a bucket array of {len} × {size} bytes is too large"));
         if bytes == 0 {
             return PageArray {
                 ptr: NonNull::dangling(),
@@ -63,9 +83,9 @@ impl<L: Default> PageArray<L> {
                 mapped: 0,
             };
         }
-        let huge = bytes >= HUGE_PAGE;
+        let huge = bytes >= huge_page();
         let mapped = if huge {
-            bytes.div_ceil(HUGE_PAGE) * HUGE_PAGE
+            bytes.div_ceil(huge_page()) * huge_page()
         } else {
             bytes
         };
@@ -81,10 +101,10 @@ impl<L: Default> PageArray<L> {
     }
 }
 
-/// Maps `bytes` of zeroed anonymous memory; with `huge`, aligned to `HUGE_PAGE` and
+/// Maps `bytes` of zeroed anonymous memory; with `huge`, aligned to `huge_page()` and
 /// advised to use transparent huge pages before the first touch.
 fn map_anonymous(bytes: usize, huge: bool) -> NonNull<u8> {
-    let extra = if huge { HUGE_PAGE } else { 0 };
+    let extra = if huge { huge_page() } else { 0 };
     let total = bytes + extra;
     // SAFETY: an anonymous private mapping at an address of the kernel's choice aliases no
     // Rust object; the result is checked for MAP_FAILED.
@@ -106,7 +126,7 @@ fn map_anonymous(bytes: usize, huge: bool) -> NonNull<u8> {
     }
     let start = raw as usize;
     let aligned = if huge {
-        start.next_multiple_of(HUGE_PAGE)
+        start.next_multiple_of(huge_page())
     } else {
         start
     };
@@ -176,12 +196,12 @@ mod tests {
     #[test]
     fn large_arrays_start_on_a_huge_page_and_every_element_is_default_and_dropped() {
         DROPS.store(0, Ordering::Relaxed);
-        let n = (HUGE_PAGE / 64) * 2 + 3; // just over two huge pages
+        let n = (huge_page() / 64) * 2 + 3; // just over two huge pages
         let a = PageArray::<Counted>::new(n);
         assert_eq!(a.len(), n);
-        assert_eq!(a.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(a.as_ptr() as usize % huge_page(), 0);
         assert!(a.iter().all(|c| c.0 == 0));
-        assert_eq!(a.mapped, 3 * HUGE_PAGE);
+        assert_eq!(a.mapped, 3 * huge_page());
         drop(a);
         assert_eq!(DROPS.load(Ordering::Relaxed), n);
     }

@@ -633,6 +633,21 @@ fn per_node_locate_matches_kernel_formula() {
 
 #[test]
 fn bad_geometry_and_nodes_are_typed_errors() {
+    // 2^56 - 1 nodes of 4 buckets: a byte size that wraps when rounded up to huge pages
+    // (found by review); refused as a node count before any allocation.
+    let g = Geometry {
+        nodes: (1 << 56) - 1,
+        ..geom(4)
+    };
+    assert_eq!(
+        GlobalTable::<_, Aligned>::new(jhash2(), g).err(),
+        Some(TableError::InvalidNodes((1 << 56) - 1))
+    );
+    let g = Geometry {
+        nodes: MAX_NODES + 1,
+        ..geom(4)
+    };
+    assert!(GlobalTable::<_, Aligned>::new(jhash2(), g).is_err());
     assert_eq!(
         GlobalTable::<_, Aligned>::new(jhash2(), geom(12)).err(),
         Some(TableError::InvalidSize(12))
