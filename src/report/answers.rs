@@ -265,7 +265,7 @@ pub fn default_and_limit(
         let _ = write!(
             a.evidence,
             "Simulated `perf bench futex hash` (jhash2, 1024 futexes per thread), mean ops/s \
-             per thread; profile: {} ({} CPUs, {} node(s)).\n\n{}",
+             per thread; {} ({} CPUs, {} node(s)).\n\n{}",
             profile.name,
             profile.cpus,
             profile.nodes,
