@@ -265,29 +265,7 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
 }
 
 impl<H: KeyHasher, L: BucketLayout> FutexTable for GlobalTable<H, L> {
-    fn wait_until(
-        &self,
-        key: &FutexKey,
-        word: &AtomicU32,
-        expected: u32,
-        deadline: Option<Instant>,
-    ) -> Result<WaitOutcome, WaitError> {
-        GlobalTable::wait_until(self, key, word, expected, deadline)
-    }
-    #[inline]
-    fn wake(&self, key: &FutexKey, n: usize) -> usize {
-        GlobalTable::wake(self, key, n)
-    }
-    fn requeue(
-        &self,
-        key1: &FutexKey,
-        key2: &FutexKey,
-        nr_wake: usize,
-        nr_requeue: usize,
-        cmp: Option<(&AtomicU32, u32)>,
-    ) -> Result<Requeued, WaitError> {
-        GlobalTable::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
-    }
+    forward_table_operations!(GlobalTable<H, L>);
     fn bucket_of(&self, key: &FutexKey) -> BucketId {
         BucketId::Global(self.index_of(key))
     }

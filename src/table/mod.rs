@@ -35,6 +35,39 @@
 //! layouts are a sealed trait; private tables are never freed while a process sharing the
 //! same global table could still have a waiter on them (`GlobalTable::adopt`).
 
+/// The operations of [`FutexTable`] every table also has as inherent methods of the same
+/// name (`wait_until`, `wake`, `requeue`): the trait impl forwards to them, so their long
+/// signatures stand once. `$ty` must have those inherent methods (else the path would
+/// resolve to the trait method and recurse; rustc's `unconditional_recursion` lint, denied
+/// in CI, catches that).
+macro_rules! forward_table_operations {
+    ($ty:ty) => {
+        fn wait_until(
+            &self,
+            key: &FutexKey,
+            word: &AtomicU32,
+            expected: u32,
+            deadline: Option<Instant>,
+        ) -> Result<WaitOutcome, WaitError> {
+            <$ty>::wait_until(self, key, word, expected, deadline)
+        }
+        #[inline]
+        fn wake(&self, key: &FutexKey, n: usize) -> usize {
+            <$ty>::wake(self, key, n)
+        }
+        fn requeue(
+            &self,
+            key1: &FutexKey,
+            key2: &FutexKey,
+            nr_wake: usize,
+            nr_requeue: usize,
+            cmp: Option<(&AtomicU32, u32)>,
+        ) -> Result<Requeued, WaitError> {
+            <$ty>::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
+        }
+    };
+}
+
 mod bucket;
 mod global;
 mod lock;

@@ -287,6 +287,18 @@ impl ModelTable {
         dispatch!(self, t => t.wait(key, word, expected, timeout))
     }
 
+    /// FUTEX_WAIT with an absolute deadline ([`FutexTable::wait_until`]).
+    #[inline]
+    pub fn wait_until(
+        &self,
+        key: &FutexKey,
+        word: &AtomicU32,
+        expected: u32,
+        deadline: Option<Instant>,
+    ) -> Result<WaitOutcome, WaitError> {
+        dispatch!(self, t => t.wait_until(key, word, expected, deadline))
+    }
+
     /// FUTEX_WAKE ([`FutexTable::wake`]).
     #[inline]
     pub fn wake(&self, key: &FutexKey, n: usize) -> usize {
@@ -331,30 +343,7 @@ impl ModelTable {
 }
 
 impl FutexTable for ModelTable {
-    #[inline]
-    fn wait_until(
-        &self,
-        key: &FutexKey,
-        word: &AtomicU32,
-        expected: u32,
-        deadline: Option<Instant>,
-    ) -> Result<WaitOutcome, WaitError> {
-        dispatch!(self, t => t.wait_until(key, word, expected, deadline))
-    }
-    #[inline]
-    fn wake(&self, key: &FutexKey, n: usize) -> usize {
-        ModelTable::wake(self, key, n)
-    }
-    fn requeue(
-        &self,
-        key1: &FutexKey,
-        key2: &FutexKey,
-        nr_wake: usize,
-        nr_requeue: usize,
-        cmp: Option<(&AtomicU32, u32)>,
-    ) -> Result<Requeued, WaitError> {
-        ModelTable::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
-    }
+    forward_table_operations!(ModelTable);
     fn bucket_of(&self, key: &FutexKey) -> BucketId {
         ModelTable::bucket_of(self, key)
     }

@@ -506,29 +506,7 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
 }
 
 impl<H: KeyHasher, L: BucketLayout> FutexTable for Process<H, L> {
-    fn wait_until(
-        &self,
-        key: &FutexKey,
-        word: &AtomicU32,
-        expected: u32,
-        deadline: Option<Instant>,
-    ) -> Result<WaitOutcome, WaitError> {
-        Process::wait_until(self, key, word, expected, deadline)
-    }
-    #[inline]
-    fn wake(&self, key: &FutexKey, n: usize) -> usize {
-        Process::wake(self, key, n)
-    }
-    fn requeue(
-        &self,
-        key1: &FutexKey,
-        key2: &FutexKey,
-        nr_wake: usize,
-        nr_requeue: usize,
-        cmp: Option<(&AtomicU32, u32)>,
-    ) -> Result<Requeued, WaitError> {
-        Process::requeue(self, key1, key2, nr_wake, nr_requeue, cmp)
-    }
+    forward_table_operations!(Process<H, L>);
     fn bucket_of(&self, key: &FutexKey) -> BucketId {
         self.route(key)
     }
