@@ -11,6 +11,34 @@ fn tmp(name: &str) -> std::path::PathBuf {
     dir.join(name)
 }
 
+/// `sim calibrate` of rows 0 and 1 of `from` as measured with 2 threads on 2 CPUs, plus
+/// `extra`, writing `out`.
+fn two_cpu_calibration<'a>(from: &'a str, extra: &[&'a str], out: &'a str) -> Vec<&'a str> {
+    let mut args = vec![
+        "sim",
+        "calibrate",
+        "--from",
+        from,
+        "--rows",
+        "0,1",
+        "--threads",
+        "2",
+        "--cpus",
+        "2",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--out", out]);
+    args
+}
+
+/// The command exits 2 with exactly one line on stderr.
+fn assert_refused_in_one_line(args: &[&str]) {
+    let o = futexhash(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+}
+
 #[test]
 fn sim_json_has_the_bench_fields_and_the_contention_curve() {
     let o = futexhash(&[
@@ -216,20 +244,7 @@ fn absurd_sizes_and_profiles_are_refused_before_any_work() {
             "-b",
             "2",
         ],
-        vec![
-            "sim",
-            "calibrate",
-            "--from",
-            csv.to_str().unwrap(),
-            "--rows",
-            "0,1",
-            "--threads",
-            "2",
-            "--cpus",
-            "2",
-            "--out",
-            "/tmp/fh-never.toml",
-        ],
+        two_cpu_calibration(csv.to_str().unwrap(), &[], "/tmp/fh-never.toml"),
         vec![
             "sim",
             "--profile",
@@ -243,26 +258,14 @@ fn absurd_sizes_and_profiles_are_refused_before_any_work() {
         ],
     ];
     for args in cases {
-        let o = futexhash(&args);
-        assert_eq!(
-            o.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&o.stderr)
-                .trim_end()
-                .lines()
-                .count(),
-            1
-        );
+        assert_refused_in_one_line(&args);
     }
     assert!(!Path::new("/tmp/fh-never.toml").exists());
 }
 
 #[test]
 fn bad_input_exits_2_with_one_line() {
+    let missing_csv = two_cpu_calibration("/nonexistent.csv", &[], "/tmp/x.toml");
     let cases: [&[&str]; 8] = [
         &["sim", "--profile", "nope-no-such", "-t", "4"],
         &["sim", "--profile", "seed-256cpu", "-t", "0"],
@@ -270,27 +273,11 @@ fn bad_input_exits_2_with_one_line() {
         &["sim", "--profile", "seed-256cpu", "--algo", "md5"],
         &["sim", "--profile", "seed-256cpu", "-f", "5000"],
         &["sim", "--profile", "seed-256cpu", "--node", "7"],
-        &[
-            "sim",
-            "calibrate",
-            "--from",
-            "/nonexistent.csv",
-            "--rows",
-            "0,1",
-            "--threads",
-            "2",
-            "--cpus",
-            "2",
-            "--out",
-            "/tmp/x.toml",
-        ],
+        &missing_csv,
         &["sim", "validate", "--rows", "0,0"],
     ];
     for args in cases {
-        let o = futexhash(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8(o.stderr).unwrap();
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert_refused_in_one_line(args);
     }
 }
 
@@ -538,22 +525,11 @@ fn this_machine_profile_and_the_own_box_workflow() {
     let fitted = tmp("mine.toml");
     let template =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/this-vm-template.toml");
-    let o = futexhash(&[
-        "sim",
-        "calibrate",
-        "--from",
+    let o = futexhash(&two_cpu_calibration(
         mine.to_str().unwrap(),
-        "--rows",
-        "0,1",
-        "--threads",
-        "2",
-        "--cpus",
-        "2",
-        "--template",
-        template.to_str().unwrap(),
-        "--out",
+        &["--template", template.to_str().unwrap()],
         fitted.to_str().unwrap(),
-    ]);
+    ));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let fitted_text = std::fs::read_to_string(&fitted).unwrap();
     // The development VM's hash costs are not copied into the fitted profile.
@@ -585,26 +561,10 @@ fn calibration_refuses_rows_that_determine_nothing() {
     // Rows of one table size cannot separate the outside cost from the hand-off.
     let csv = tmp("same.csv");
     std::fs::write(&csv, "buckets,ops/sec\n16,100000\n16,100500\n").unwrap();
-    let o = futexhash(&[
-        "sim",
-        "calibrate",
-        "--from",
+    let never = tmp("never.toml");
+    assert_refused_in_one_line(&two_cpu_calibration(
         csv.to_str().unwrap(),
-        "--rows",
-        "0,1",
-        "--threads",
-        "2",
-        "--cpus",
-        "2",
-        "--out",
-        tmp("never.toml").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr)
-            .trim_end()
-            .lines()
-            .count(),
-        1
-    );
+        &[],
+        never.to_str().unwrap(),
+    ));
 }

@@ -92,8 +92,7 @@ impl Observations {
     /// Whether `mm` would have produced the collisions (the misses not tested).
     #[inline]
     fn fits_collisions<H: KeyHasher + ?Sized>(&self, map: &BucketMap<'_, H>, mm: u64) -> bool {
-        let b0 = map.bucket(mm, self.anchor);
-        self.collided.iter().all(|&p| map.bucket(mm, p) == b0)
+        self.consistent_from(map, mm, 0, self.missed.len())
     }
 
     /// Like [`Observations::consistent`], checking only the collisions from index `eq` and
