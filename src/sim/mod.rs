@@ -61,6 +61,8 @@ pub mod validate;
 use crate::throughput::stats::ThroughputStats;
 use events::EventQueue;
 use profile::MachineProfile;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Which loop the simulated threads run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -366,6 +368,30 @@ impl Transfers {
     }
 }
 
+/// The acquisitions still to start on one cache line's locks: their waiters spin on it.
+#[derive(Clone, Debug, Default)]
+struct LineSpinners {
+    /// Start times, earliest on top. A min-heap, not a FIFO: one lock's starts are
+    /// increasing, but those of the two or three packed buckets of a line interleave, and
+    /// a queue popped from its front kept finished acquisitions behind a later one and
+    /// counted them as spinners.
+    starts: BinaryHeap<Reverse<u64>>,
+}
+
+impl LineSpinners {
+    /// How many acquisitions on the line start after `now` (forgetting those that did).
+    fn spinning_at(&mut self, now: u64) -> u64 {
+        while self.starts.peek().is_some_and(|&Reverse(s)| s <= now) {
+            self.starts.pop();
+        }
+        self.starts.len() as u64
+    }
+
+    fn push(&mut self, start: u64) {
+        self.starts.push(Reverse(start));
+    }
+}
+
 /// Asks the CPU to bring `x`'s cache line closer: a hint, without effect on the results.
 #[inline(always)]
 fn prefetch<T>(x: &T) {
@@ -426,9 +452,9 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     // of every bucket in the line are in the way of each release. At a saturated lock
     // that count equals, on average, the spinners behind it when its own hand-off
     // happens, which is what the per-waiter term charges.
-    let mut pending: Vec<std::collections::VecDeque<u64>> = if per_waiter > 0 {
+    let mut pending: Vec<LineSpinners> = if per_waiter > 0 {
         let lines = (w.locks as u64 * u64::from(d.bucket_bytes)).div_ceil(u64::from(CACHE_LINE));
-        vec![std::collections::VecDeque::new(); lines as usize]
+        vec![LineSpinners::default(); lines as usize]
     } else {
         Vec::new()
     };
@@ -582,12 +608,9 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 let mut start = now.max(l.free_at);
                 if contended && per_waiter > 0 {
                     let q = &mut pending[line];
-                    while q.front().is_some_and(|&s| s <= now) {
-                        q.pop_front();
-                    }
-                    let ahead = q.len() as u64;
+                    let ahead = q.spinning_at(now);
                     start += x.handoff(l.last_cpu, cpu) + ahead * per_waiter;
-                    q.push_back(start);
+                    q.push(start);
                 } else if contended {
                     start += x.handoff(l.last_cpu, cpu);
                 } else if lines_shared {
@@ -663,6 +686,19 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_counts_only_the_acquisitions_still_to_start_whatever_their_order() {
+        // Two buckets of one packed line: bucket A's waiter starts at 300, then bucket B's
+        // at 150. At 200 only A's is still spinning; at 400 none is.
+        let mut line = LineSpinners::default();
+        line.push(300);
+        line.push(150);
+        assert_eq!(line.spinning_at(200), 1);
+        line.push(350);
+        assert_eq!(line.spinning_at(300), 1);
+        assert_eq!(line.spinning_at(400), 0);
+    }
 
     #[test]
     fn the_clock_check_refuses_only_runs_that_could_overflow_the_event_key() {

@@ -373,6 +373,15 @@ fn seed003_designs(cpus: u32) -> [(&'static str, Design, u64); 4] {
 /// fixes the hand-off).
 pub const SEED003_FIT: [(&str, u64); 2] = [("large table+aligned", 32), ("baseline", 64)];
 
+/// Key sets (perf's heap layout with seeds 1, 2, 3) whose mean is each predicted cell of
+/// seed 003. Its ticket-locked cells beyond the CPU count are bistable in the model: a
+/// queue whose per-spinner term lengthens every hand-off can tip into a convoy and stay
+/// there, so a single key set moved single cells by up to 30 % (the oversubscribed
+/// baseline at 256 threads: 0.67 or 0.94 of the published figure, depending on a 1 ns
+/// change of the hash cost). The seed's own figures are means of runs with different
+/// allocations too.
+pub const SEED003_KEY_SETS: u64 = 3;
+
 /// Calibrates seed 003's box on [`SEED003_FIT`] and predicts all 24 cells.
 pub fn validate_seed003(
     data_dir: &Path,
@@ -458,16 +467,24 @@ pub fn validate_seed003_with(
             jobs.push((name.clone(), *threads, rates[c]));
         }
     }
-    let rows = parallel_map(jobs.len(), |k| {
-        let (config, threads, published) = &jobs[k];
+    let runs = parallel_map(jobs.len() * SEED003_KEY_SETS as usize, |k| {
+        let (config, threads, _) = &jobs[k / SEED003_KEY_SETS as usize];
+        let key_set = 1 + (k % SEED003_KEY_SETS as usize) as u64;
         let (_, d, g) = *designs
             .iter()
             .find(|(n, _, _)| n == config)
             .expect("column");
         let mut sc = scenario(*threads as usize, cpus.clone(), template.cpus, d)
             .expect("validated thread count");
+        sc.keys_per_thread = perf_keys_per_thread(*threads as usize, PERF_FUTEXES, key_set)
+            .expect("validated thread count");
         sc.global_buckets = g;
-        let predicted = simulate(&p, &sc.workload(&h, 0), hash_ns, len).ops_per_sec;
+        simulate(&p, &sc.workload(&h, 0), hash_ns, len).ops_per_sec
+    });
+    let rows = (0..jobs.len()).map(|j| {
+        let (config, threads, published) = &jobs[j];
+        let k = SEED003_KEY_SETS as usize;
+        let predicted = runs[j * k..(j + 1) * k].iter().sum::<f64>() / k as f64;
         ValidationRow {
             table: TABLE_2013.into(),
             config: config.clone(),
@@ -480,7 +497,7 @@ pub fn validate_seed003_with(
             ratio: predicted / published,
         }
     });
-    Ok((p, rows))
+    Ok((p, rows.collect()))
 }
 
 /// Bisection for the `x` in `[lo, hi]` where the decreasing `f` crosses `target`.
