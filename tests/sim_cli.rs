@@ -196,6 +196,20 @@ fn validate_with_stated_hash_costs_is_reproducible() {
     assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
     assert!(!a.stdout.is_empty());
     assert!(a.stdout == b.stdout, "two validation runs differ");
+    // The summary ends with seed 003's column-order verdict, counted over its six rows.
+    let mut summary = vec!["sim"];
+    summary.extend(&args[..7]);
+    summary.push("--summary");
+    let s = futexhash(&summary);
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    assert!(
+        text.lines().any(|l| l
+            .starts_with("seed003-2013-80core-threads.csv: columns in the published order at ")
+            && l.contains(" of 6 rows")
+            && l.contains("closest pair: ")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -13,8 +13,9 @@ use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
 use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, run_sweep_with};
 use crate::sim::validate::{
-    MAX_SIM_BUCKETS, ValidationRow, abs_log_error_quantile, hasher_for_column,
-    perf_keys_per_thread, read_published, rms_log_error, seed_box_template, validate_all,
+    MAX_SIM_BUCKETS, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
+    hasher_for_column, perf_keys_per_thread, read_published, rms_log_error, seed_box_template,
+    validate_all,
 };
 use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimLength, SimOp};
 use crate::throughput::record::{BenchRecord, sweep_table};
@@ -861,8 +862,9 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
                 output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?
             }
             Format::Table => format!(
-                "{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
+                "{}{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
                 validation_tables(&profile, &results),
+                order_line(&results, TABLE_2013),
                 old.name,
                 old.outside_ns,
                 old.handoff_local_ns,
@@ -905,7 +907,45 @@ fn validation_summary(rows: &[ValidationRow]) -> String {
             .filter(|r| r.table.ends_with("256cpu.csv"))
             .collect(),
     );
+    s.push_str(&order_line(rows, TABLE_2013));
     s
+}
+
+/// One line: at how many rows of a threads table the predicted columns come in the
+/// published order, where not, and the closest call.
+fn order_line(rows: &[ValidationRow], table: &str) -> String {
+    let order = column_order(rows, table);
+    if order.is_empty() {
+        return String::new();
+    }
+    let wrong: Vec<String> = order
+        .iter()
+        .filter(|o| !o.right)
+        .map(|o| {
+            format!(
+                "{} ({} predicted {:.3}× {})",
+                o.x, o.closest.1, o.closest.2, o.closest.0
+            )
+        })
+        .collect();
+    let closest = order
+        .iter()
+        .min_by(|a, b| a.closest.2.total_cmp(&b.closest.2))
+        .expect("non-empty");
+    format!(
+        "\n{table}: columns in the published order at {} of {} rows{}; closest pair: {} vs {} at {} ({:.3}×)\n",
+        order.len() - wrong.len(),
+        order.len(),
+        if wrong.is_empty() {
+            String::new()
+        } else {
+            format!(", not at {}", wrong.join(", "))
+        },
+        closest.closest.1,
+        closest.closest.0,
+        closest.x,
+        closest.closest.2
+    )
 }
 
 /// `sim profile --this-machine`: topology from sysfs, hash costs of the seed hashers timed
@@ -1018,8 +1058,10 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
                 };
                 let ratio = format!("{:.2}{}", r.ratio, if r.fitted { "*" } else { "" });
                 if single {
-                    row.push(fmt_grouped(r.published, 0));
-                    row.push(fmt_grouped(r.predicted, 0));
+                    // Rates as integers; the futex_numa figure is a ratio (≈ 3).
+                    let decimals = if r.published < 100.0 { 2 } else { 0 };
+                    row.push(fmt_grouped(r.published, decimals));
+                    row.push(fmt_grouped(r.predicted, decimals));
                 }
                 row.push(ratio);
             }

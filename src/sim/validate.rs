@@ -159,6 +159,54 @@ pub struct ValidationRow {
     pub ratio: f64,
 }
 
+/// Whether a table's predicted columns come in the published order at one row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnOrder {
+    /// The row (thread count or slots).
+    pub x: u64,
+    /// Every adjacent pair of columns (in the published order) is predicted in that order.
+    pub right: bool,
+    /// The adjacent pair (columns in the published order, lower first) whose predicted
+    /// ratio `upper / lower` is smallest, and that ratio (below 1: out of order).
+    pub closest: (String, String, f64),
+}
+
+/// For every row of `table`: whether its predicted columns sort as the published ones do
+/// (issue 11's goal for seed 003: "the four columns in the right order at every thread
+/// count"), and how close the nearest pair comes. Rows appear in the order of `rows`.
+pub fn column_order(rows: &[ValidationRow], table: &str) -> Vec<ColumnOrder> {
+    let mut xs: Vec<u64> = Vec::new();
+    for r in rows.iter().filter(|r| r.table == table) {
+        if !xs.contains(&r.x) {
+            xs.push(r.x);
+        }
+    }
+    xs.into_iter()
+        .filter_map(|x| {
+            let mut cells: Vec<&ValidationRow> = rows
+                .iter()
+                .filter(|r| r.table == table && r.x == x)
+                .collect();
+            cells.sort_by(|a, b| a.published.total_cmp(&b.published));
+            let closest = cells
+                .windows(2)
+                .map(|p| {
+                    (
+                        p[0].config.clone(),
+                        p[1].config.clone(),
+                        p[1].predicted / p[0].predicted,
+                    )
+                })
+                .min_by(|a, b| a.2.total_cmp(&b.2))?;
+            Some(ColumnOrder {
+                x,
+                right: closest.2 > 1.0,
+                closest,
+            })
+        })
+        .collect()
+}
+
 /// Seed 000's 240-thread slots table.
 pub const TABLE_240: &str = "buckets-240threads-256cpu.csv";
 /// Seed 000's algorithm table.
@@ -648,6 +696,45 @@ pub fn abs_log_error_quantile<'a>(
 
 #[cfg(test)]
 mod tests {
+    fn cell(config: &str, x: u64, published: f64, predicted: f64) -> ValidationRow {
+        ValidationRow {
+            table: "t".into(),
+            config: config.into(),
+            x,
+            published,
+            predicted,
+            fitted: false,
+            algo: "jhash2".into(),
+            buckets: 0,
+            ratio: predicted / published,
+        }
+    }
+
+    #[test]
+    fn column_order_compares_the_predicted_order_with_the_published_one() {
+        let rows = vec![
+            // Row 64: published a < b < c; predicted b below a.
+            cell("a", 64, 100.0, 200.0),
+            cell("b", 64, 150.0, 190.0),
+            cell("c", 64, 900.0, 1000.0),
+            // Row 32: the same order, closest pair b/a at 1.1.
+            cell("a", 32, 100.0, 100.0),
+            cell("b", 32, 150.0, 110.0),
+            cell("c", 32, 900.0, 500.0),
+        ];
+        let o = column_order(&rows, "t");
+        assert_eq!(o.len(), 2);
+        assert_eq!((o[0].x, o[0].right), (64, false));
+        assert_eq!(
+            (o[0].closest.0.as_str(), o[0].closest.1.as_str()),
+            ("a", "b")
+        );
+        assert!((o[0].closest.2 - 0.95).abs() < 1e-12);
+        assert_eq!((o[1].x, o[1].right), (32, true));
+        assert!((o[1].closest.2 - 1.1).abs() < 1e-12);
+        assert!(column_order(&rows, "other").is_empty());
+    }
+
     use super::*;
 
     fn data() -> std::path::PathBuf {
