@@ -115,6 +115,7 @@ impl Scenario {
             cpu_of_thread: round_robin_cpus(self.keys_per_thread.len(), &self.cpus),
             locks: (per_node * nodes) as usize,
             design: self.design,
+            start_order: 0,
         }
     }
 }

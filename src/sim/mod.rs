@@ -137,6 +137,9 @@ pub struct SimWorkload {
     pub locks: usize,
     /// The table design.
     pub design: Design,
+    /// Which random order the threads first reach their locks in (a seed; see
+    /// [`simulate`]).
+    pub start_order: u64,
 }
 
 /// Result of one simulated run.
@@ -156,6 +159,25 @@ pub struct SimResult {
     pub latency_ns_p999: f64,
     /// Simulated (virtual) time the run covered, seconds.
     pub simulated_secs: f64,
+}
+
+impl SimResult {
+    /// The field-by-field mean of several runs of one configuration (different start
+    /// orders or key sets). Panics on an empty slice.
+    pub fn mean(runs: &[SimResult]) -> SimResult {
+        assert!(!runs.is_empty(), "mean of no runs");
+        let n = runs.len() as f64;
+        let avg = |f: fn(&SimResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
+        SimResult {
+            ops_per_sec: avg(|r| r.ops_per_sec),
+            ops_per_sec_total: avg(|r| r.ops_per_sec_total),
+            stderr_pct: avg(|r| r.stderr_pct),
+            latency_ns_p50: avg(|r| r.latency_ns_p50),
+            latency_ns_p99: avg(|r| r.latency_ns_p99),
+            latency_ns_p999: avg(|r| r.latency_ns_p999),
+            simulated_secs: avg(|r| r.simulated_secs),
+        }
+    }
 }
 
 /// How long to simulate.
@@ -392,6 +414,19 @@ impl LineSpinners {
     }
 }
 
+/// A uniform number in [0, 1) from (`seed`, `index`): splitmix64's output function
+/// (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014),
+/// hashed rather than drawn in sequence so that it does not depend on event order.
+fn unit_interval(seed: u64, index: u64) -> f64 {
+    let mut z = seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(index.wrapping_add(1).wrapping_mul(0xd1b5_4a32_d192_ed03));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// Asks the CPU to bring `x`'s cache line closer: a hint, without effect on the results.
 #[inline(always)]
 fn prefetch<T>(x: &T) {
@@ -555,12 +590,19 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     let mut measure_end = vec![0u64; threads];
     let mut latencies: Vec<u64> = Vec::with_capacity(threads * 64);
 
-    // Each thread first does its outside work; stagger starts by thread index so ties are
-    // deterministic and threads do not all arrive at the same picosecond.
+    // Each thread first does its outside work, started at a random point of one outside
+    // period: real threads are created one by one and woken from perf's barrier or the
+    // scheduler in no particular order. A FIFO lock that every contender re-enters at once
+    // keeps the order it first saw (nothing in the model reorders a full queue later), so
+    // that order must be random rather than by thread index, which put every node's
+    // threads side by side in futex_numa's shared queue. Ties still break by index.
     let starts: Vec<u64> = th
         .iter()
         .enumerate()
-        .map(|(t, s)| s.slices.finish(t as u64, s.outside))
+        .map(|(t, s)| {
+            let at = unit_interval(w.start_order, t as u64) * s.outside as f64;
+            s.slices.finish(t as u64 + at as u64, s.outside)
+        })
         .collect();
     let mut queue = EventQueue::new(&starts);
 
@@ -749,6 +791,7 @@ mod tests {
             cpu_of_thread: round_robin_cpus(threads, &all),
             locks,
             design: Design::default(),
+            start_order: 0,
         }
     }
 

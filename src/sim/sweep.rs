@@ -348,6 +348,14 @@ fn sim_record(
     }
 }
 
+/// Start orders [`run_lock_test`] averages over. All contenders of a lock re-queue within
+/// one hand-off of each other, so the FIFO cycle keeps the order the threads first
+/// arrived in, and how often a hand-off crosses nodes depends on that order: for 10 + 10
+/// contenders in a random cycle, 10/19 on average, from about 7/19 to 13/19 between
+/// orders. A real 10-second run passes through many orders (interrupts and the
+/// scheduler's ticks reorder the queue); the mean over several stands for that.
+pub const LOCK_TEST_ORDERS: u64 = 8;
+
 /// The seed's `futex_numa` contention test (seed thread 002: `numactl -N n ./futex_numa
 /// -c10 -t2 -n0 -N…` with `FUTEX_SQUASH`, every node reduced to one bucket): in each node,
 /// `contenders_per_node` threads pinned to that node's CPUs loop on failing waits on their
@@ -375,12 +383,13 @@ pub fn run_lock_test(
         }
     }
     let locks = if same_node { 1 } else { profile.nodes as usize };
-    let w = SimWorkload {
+    let mut w = SimWorkload {
         op: SimOp::WaitFail,
         buckets_per_thread,
         cpu_of_thread,
         locks,
         design: Design::default(),
+        start_order: 0,
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.
@@ -388,7 +397,13 @@ pub fn run_lock_test(
         .map_err(|e| e.to_string())?;
     let hash_ns = hash_cost(profile, &jhash)?.ns;
     super::check_clock(profile, w.cpu_of_thread.len(), hash_ns, len)?;
-    let r = simulate(profile, &w, hash_ns, len);
+    let runs: Vec<SimResult> = (0..LOCK_TEST_ORDERS)
+        .map(|order| {
+            w.start_order = order;
+            simulate(profile, &w, hash_ns, len)
+        })
+        .collect();
+    let r = SimResult::mean(&runs);
     Ok(BenchRecord {
         machine: simulated_machine(profile),
         ..sim_record(
@@ -409,6 +424,35 @@ mod tests {
     use super::*;
     use crate::hashers::Builtin;
     use crate::hashers::HashKey;
+
+    #[test]
+    fn futex_numa_contenders_queue_in_random_node_order() {
+        // 10 + 10 contenders on one lock, outside work negligible: the lock is saturated
+        // and every hand-off goes to the next thread of a fixed FIFO cycle. In a random
+        // cycle of 10 + 10, a hand-off crosses nodes with probability 10/19 (the next
+        // thread is one of the 19 others, 10 of them remote), so one operation costs
+        // hold + 9/19 local + 10/19 remote. Threads ordered node by node would cross 2
+        // times in 20 (360 ns per operation instead of 616 ns).
+        let mut p = MachineProfile::minimal("numa", 40, 2);
+        p.outside_ns = 10.0;
+        p.hold_ns = 100.0;
+        p.handoff_local_ns = 200.0;
+        p.handoff_remote_ns = 800.0;
+        p.hash_ns.insert("jhash2".into(), 0.0);
+        let len = SimLength {
+            warmup_ops: 100,
+            measured_ops: 1000,
+        };
+        let forced = run_lock_test(&p, 10, true, len).unwrap();
+        let per_op_ns = 100.0 + 9.0 / 19.0 * 200.0 + 10.0 / 19.0 * 800.0;
+        let expect = 1e9 / per_op_ns / 20.0;
+        let got = forced.ops_per_sec;
+        assert!((got / expect - 1.0).abs() < 0.10, "{got} vs {expect}");
+        // Separated: each node's lock only hands off locally.
+        let split = run_lock_test(&p, 10, false, len).unwrap();
+        let expect = 1e9 / 300.0 / 10.0;
+        assert!((split.ops_per_sec / expect - 1.0).abs() < 0.02, "{split:?}");
+    }
 
     #[test]
     fn sweep_produces_one_record_per_configuration() {
