@@ -40,6 +40,10 @@
 //! happen on bare metal; they are a virtualisation effect (a vCPU descheduled by the
 //! host), which this model does not include.
 //!
+//! Start: each bucket line begins owned by the thread that used it last in one pass of the
+//! loop (perf's steady state, not a cold cache), and threads begin at seeded random points
+//! of one outside period (a full FIFO queue keeps the order it first saw).
+//!
 //! Events (a thread arriving at the shared reference, at its bucket lock, or releasing
 //! the reference) are processed in global time order, which is exactly FIFO queueing at
 //! every lock, so one priority queue is the whole simulator: O(ops·log T). Deterministic:
