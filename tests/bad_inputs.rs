@@ -106,6 +106,14 @@ const CASES: &[(&str, &str)] = &[
     ("list --output /proc/x", "/proc/x"),
     ("list --bogus", "--bogus"),
     ("sim --profile nope", "'nope'"),
+    (
+        "sim --profile seed002-ivbep --workload lock --lock ticket",
+        "--lock does not apply to --workload lock",
+    ),
+    (
+        "sim --profile seed002-ivbep --workload lock --algo xxhash",
+        "--algo does not apply to --workload lock",
+    ),
     ("sim --profile /nonexistent.toml", "/nonexistent.toml"),
     ("sim --profile this-vm -t 0", "'0'"),
     ("sim --profile this-vm -t -1", "'-1'"),

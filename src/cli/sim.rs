@@ -610,6 +610,23 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
              bucket); drop -b"
         )));
     }
+    // The lock test is the 6.x futex_numa run: queued lock, aligned buckets, no reference,
+    // jhash2; a design flag would be silently ignored.
+    let ignored = [
+        ("--kernel", a.kernel.is_some()),
+        ("--layout", a.layout.is_some()),
+        ("--bucket-bytes", a.bucket_bytes.is_some()),
+        ("--lock", a.lock.is_some()),
+        ("--refcount", a.refcount.is_some()),
+        ("--global-buckets", a.global_buckets.is_some()),
+        ("--algo", a.algo != "jhash2"),
+    ];
+    if let Some((flag, _)) = ignored.iter().find(|(_, given)| *given) {
+        return Err(CliError::Usage(format!(
+            "{flag} does not apply to --workload lock (the futex_numa test of Linux 6.x: queued \
+             lock, aligned buckets, jhash2); drop {flag}"
+        )));
+    }
     let contenders = match &a.threads {
         Some(t) => match parse_threads(t)?[..] {
             [n] => n,

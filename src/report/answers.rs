@@ -997,15 +997,7 @@ pub fn which_hash(
             .iter()
             .filter(|h| h.cost_ns.median.is_finite())
             .map(|h| Line {
-                name: format!(
-                    "{}{}",
-                    h.name,
-                    if h.failures.is_empty() {
-                        ""
-                    } else {
-                        " (fails)"
-                    }
-                ),
+                name: format!("{}{}", h.name, plot_flags(h)),
                 points: vec![(h.cost_ns.median, h.worst_ratio)],
                 spread: Vec::new(),
                 markers_only: true,
@@ -1324,6 +1316,27 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
         }
     }
     s
+}
+
+/// What the hashers plot's legend adds to a name: failed distribution tests, and the mm
+/// leak of the "mm leak" column (recovered, or part of the bits).
+fn plot_flags(h: &HashVerdict) -> String {
+    let mut flags = Vec::new();
+    if !h.failures.is_empty() {
+        flags.push("fails".to_string());
+    }
+    match &h.attack {
+        Some(a) if a.mm_recovered => flags.push("leaks mm".into()),
+        Some(a) if a.bits_leaked >= 1.0 => {
+            flags.push(format!("leaks {:.0} bits of mm", a.bits_leaked))
+        }
+        _ => {}
+    }
+    if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", flags.join(", "))
+    }
 }
 
 /// Question 5.
@@ -1887,6 +1900,16 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("big ran out of probes"), "{s}");
+        // The plot's legend flags the same findings.
+        assert_eq!(plot_flags(&v[0]), " (leaks mm)");
+        assert_eq!(plot_flags(&v[2]), "");
+        assert_eq!(plot_flags(&rest[0]), "");
+        assert_eq!(plot_flags(&rest[2]), " (leaks 9 bits of mm)");
+        let failing = HashVerdict {
+            attack: Some(score(true, 20.0, 900, "recovered")),
+            ..verdict("x", 1.0, &["perf@64:max-load"], 1.0)
+        };
+        assert_eq!(plot_flags(&failing), " (fails, leaks mm)");
         assert!(!s.contains("keyed"), "{s}");
         assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
         assert_eq!(score(false, 9.0, 1, "no-progress").cell(), "9.0/20 bits");

@@ -166,16 +166,30 @@ pub struct SimResult {
 }
 
 impl SimResult {
-    /// The field-by-field mean of several runs of one configuration (different start
-    /// orders or key sets). Panics on an empty slice.
+    /// The mean of several runs of one configuration (different start orders or key
+    /// sets): rates, times and latency percentiles averaged field by field; `stderr_pct`
+    /// is the standard error of the mean rate between the runs (each run's own spread
+    /// over threads says nothing of how much the start order moves it). Panics on an
+    /// empty slice.
     pub fn mean(runs: &[SimResult]) -> SimResult {
         assert!(!runs.is_empty(), "mean of no runs");
         let n = runs.len() as f64;
         let avg = |f: fn(&SimResult) -> f64| runs.iter().map(f).sum::<f64>() / n;
+        let rate = avg(|r| r.ops_per_sec);
+        let between = if runs.len() > 1 && rate > 0.0 {
+            let var = runs
+                .iter()
+                .map(|r| (r.ops_per_sec - rate).powi(2))
+                .sum::<f64>()
+                / (n - 1.0);
+            100.0 * (var / n).sqrt() / rate
+        } else {
+            runs[0].stderr_pct
+        };
         SimResult {
-            ops_per_sec: avg(|r| r.ops_per_sec),
+            ops_per_sec: rate,
             ops_per_sec_total: avg(|r| r.ops_per_sec_total),
-            stderr_pct: avg(|r| r.stderr_pct),
+            stderr_pct: between,
             latency_ns_p50: avg(|r| r.latency_ns_p50),
             latency_ns_p99: avg(|r| r.latency_ns_p99),
             latency_ns_p999: avg(|r| r.latency_ns_p999),
@@ -752,6 +766,26 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mean_of_runs_reports_the_spread_between_them() {
+        let run = |ops: f64| SimResult {
+            ops_per_sec: ops,
+            ops_per_sec_total: 2.0 * ops,
+            stderr_pct: 0.0,
+            latency_ns_p50: ops / 10.0,
+            latency_ns_p99: 0.0,
+            latency_ns_p999: 0.0,
+            simulated_secs: 1.0,
+        };
+        // Rates 90, 100, 110: mean 100, sample sd 10, standard error 10/√3 = 5.77 %.
+        let m = SimResult::mean(&[run(90.0), run(100.0), run(110.0)]);
+        assert!((m.ops_per_sec - 100.0).abs() < 1e-9);
+        assert!((m.ops_per_sec_total - 200.0).abs() < 1e-9);
+        assert!((m.stderr_pct - 10.0 / 3f64.sqrt()).abs() < 1e-9, "{m:?}");
+        assert!((m.latency_ns_p50 - 10.0).abs() < 1e-9);
+        assert_eq!(SimResult::mean(&[run(5.0)]).stderr_pct, 0.0);
+    }
 
     #[test]
     fn lines_start_owned_as_in_the_steady_state() {

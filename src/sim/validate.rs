@@ -15,7 +15,7 @@ use super::hashcost::hash_cost;
 use super::kernel::Kernel;
 use super::profile::MachineProfile;
 use super::sweep::parallel_map;
-use super::{Design, SimLength, SimOp, simulate};
+use super::{Design, SimLength, SimOp, SimWorkload, simulate};
 use crate::hashers::{Builtin, HashKey, SharedHasher};
 use crate::key::FutexKey;
 use crate::workload::{KeyWorkload, PERF_FUTEXES};
@@ -188,8 +188,10 @@ pub fn column_order(rows: &[ValidationRow], table: &str) -> Vec<ColumnOrder> {
                 .filter(|r| r.table == table && r.x == x)
                 .collect();
             cells.sort_by(|a, b| a.published.total_cmp(&b.published));
+            // A published tie has no order to hold.
             let closest = cells
                 .windows(2)
+                .filter(|p| p[1].published > p[0].published)
                 .map(|p| {
                     (
                         p[0].config.clone(),
@@ -327,8 +329,19 @@ fn scenario(
     all_cpus: u32,
     design: Design,
 ) -> Result<Scenario, String> {
+    scenario_with_keys(threads, cpus, all_cpus, design, 1)
+}
+
+/// [`scenario`] with perf's heap layout drawn from `key_set`.
+fn scenario_with_keys(
+    threads: usize,
+    cpus: Vec<u32>,
+    all_cpus: u32,
+    design: Design,
+    key_set: u64,
+) -> Result<Scenario, String> {
     Ok(Scenario {
-        keys_per_thread: perf_keys_per_thread(threads, PERF_FUTEXES, 1)?,
+        keys_per_thread: perf_keys_per_thread(threads, PERF_FUTEXES, key_set)?,
         cpus,
         global_buckets: global_hash_size(all_cpus),
         op: SimOp::WaitFail,
@@ -448,6 +461,16 @@ pub fn validate_seed003_with(
     let table = read_threads_table(&data_dir.join(TABLE_2013))?;
     let template = template.clone();
     let designs = seed003_designs(template.cpus);
+    if let Some(unknown) = table
+        .columns
+        .iter()
+        .find(|c| !designs.iter().any(|(n, _, _)| n == c))
+    {
+        return Err(format!(
+            "{TABLE_2013}: unknown column '{unknown}' (the columns are {})",
+            designs.map(|(n, _, _)| n).join(", ")
+        ));
+    }
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
         .expect("registry")
         .shared();
@@ -469,38 +492,42 @@ pub fn validate_seed003_with(
     // Two single-row calibrations do not fit two parameters on two different scenarios;
     // alternate: outside_ns on the uncontended cell, the hand-off on the contended one.
     let mut p = template.clone();
-    let setup = |config: &str, threads: u64| -> Result<(Scenario, Observation), String> {
+    // The fitted cells, like every predicted one, are the mean over the key sets.
+    let setup = |config: &str, threads: u64| -> Result<(Vec<SimWorkload>, f64), String> {
         let (_, d, g) = *designs
             .iter()
             .find(|(n, _, _)| *n == config)
-            .expect("column");
-        let mut sc = scenario(threads as usize, cpus.clone(), template.cpus, d)?;
-        sc.global_buckets = g;
-        Ok((
-            sc,
-            Observation {
-                buckets: 0,
-                ops_per_sec: cell(config, threads)?,
-                noise: DEFAULT_NOISE,
-            },
-        ))
+            .ok_or_else(|| format!("{TABLE_2013}: no column '{config}'"))?;
+        let workloads = (1..=SEED003_KEY_SETS)
+            .map(|k| {
+                let mut sc =
+                    scenario_with_keys(threads as usize, cpus.clone(), template.cpus, d, k)?;
+                sc.global_buckets = g;
+                Ok(sc.workload(&h, 0))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok((workloads, cell(config, threads)?))
     };
-    let (sc_a, ob_a) = setup(SEED003_FIT[0].0, SEED003_FIT[0].1)?;
-    let (sc_b, ob_b) = setup(SEED003_FIT[1].0, SEED003_FIT[1].1)?;
-    let wa = sc_a.workload(&h, 0);
-    let wb = sc_b.workload(&h, 0);
+    let mean_rate = |q: &MachineProfile, ws: &[SimWorkload]| {
+        parallel_map(ws.len(), |i| simulate(q, &ws[i], hash_ns, len).ops_per_sec)
+            .iter()
+            .sum::<f64>()
+            / ws.len() as f64
+    };
+    let (wa, target_a) = setup(SEED003_FIT[0].0, SEED003_FIT[0].1)?;
+    let (wb, target_b) = setup(SEED003_FIT[1].0, SEED003_FIT[1].1)?;
     let ratio = template.remote_ratio();
     for _ in 0..6 {
-        p.outside_ns = bisect(1.0, 1e9 / ob_a.ops_per_sec * 2.0, ob_a.ops_per_sec, |x| {
+        p.outside_ns = bisect(1.0, 1e9 / target_a * 2.0, target_a, |x| {
             let mut q = p.clone();
             q.outside_ns = x;
-            simulate(&q, &wa, hash_ns, len).ops_per_sec
+            mean_rate(&q, &wa)
         });
-        let hand = bisect(0.0, 1e9 / ob_b.ops_per_sec * 2.0, ob_b.ops_per_sec, |y| {
+        let hand = bisect(0.0, 1e9 / target_b * 2.0, target_b, |y| {
             let mut q = p.clone();
             q.handoff_local_ns = y;
             q.handoff_remote_ns = y * ratio;
-            simulate(&q, &wb, hash_ns, len).ops_per_sec
+            mean_rate(&q, &wb)
         });
         p.handoff_local_ns = hand;
         p.handoff_remote_ns = hand * ratio;
@@ -521,11 +548,9 @@ pub fn validate_seed003_with(
         let (_, d, g) = *designs
             .iter()
             .find(|(n, _, _)| n == config)
-            .expect("column");
-        let mut sc = scenario(*threads as usize, cpus.clone(), template.cpus, d)
-            .expect("validated thread count");
-        sc.keys_per_thread = perf_keys_per_thread(*threads as usize, PERF_FUTEXES, key_set)
-            .expect("validated thread count");
+            .expect("columns checked against the designs above");
+        let mut sc = scenario_with_keys(*threads as usize, cpus.clone(), template.cpus, d, key_set)
+            .expect("thread counts checked by read_threads_table");
         sc.global_buckets = g;
         simulate(&p, &sc.workload(&h, 0), hash_ns, len).ops_per_sec
     });
@@ -595,6 +620,12 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
             .collect::<Result<_, _>>()?;
         if t == 0 || t > 16384 || r.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
             return Err(bad());
+        }
+        if rows.iter().any(|(seen, _)| *seen == t) {
+            return Err(format!(
+                "'{}': {t} threads appear twice (one row per thread count)",
+                path.display()
+            ));
         }
         rows.push((t, r));
     }
@@ -747,6 +778,15 @@ mod tests {
         assert_eq!((o[1].x, o[1].right), (32, true));
         assert!((o[1].closest.2 - 1.1).abs() < 1e-12);
         assert!(column_order(&rows, "other").is_empty());
+        // A published tie has no order: only the other pair is judged.
+        let tied = vec![
+            cell("a", 8, 100.0, 120.0),
+            cell("b", 8, 100.0, 110.0),
+            cell("c", 8, 900.0, 1000.0),
+        ];
+        let o = column_order(&tied, "t");
+        assert!(o[0].right, "{o:?}");
+        assert_eq!(o[0].closest.1, "c");
     }
 
     use super::*;
@@ -814,6 +854,22 @@ mod tests {
             std::fs::write(dir.join(name), text).unwrap();
             assert!(read_published(&dir.join(name)).is_err(), "{name}");
         }
+        // Threads tables: one row per thread count.
+        std::fs::write(dir.join("t.csv"), "threads,a,b\n64,1,2\n32,3,4\n64,5,6\n").unwrap();
+        let e = read_threads_table(&dir.join("t.csv")).unwrap_err();
+        assert!(e.contains("64 threads appear twice"), "{e}");
+        // Seed 003's table with a column the validation has no design for.
+        std::fs::write(
+            dir.join(TABLE_2013),
+            "threads,baseline,aligned-only,large table,large table+aligned,foo\n32,1,2,3,4,5\n64,1,2,3,4,5\n",
+        )
+        .unwrap();
+        let len = SimLength {
+            warmup_ops: 10,
+            measured_ops: 10,
+        };
+        let e = validate_seed003(&dir, len).unwrap_err();
+        assert!(e.contains("unknown column 'foo'"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
