@@ -47,7 +47,8 @@
 //! Events (a thread arriving at the shared reference, at its bucket lock, or releasing
 //! the reference) are processed in global time order, which is exactly FIFO queueing at
 //! every lock, so one priority queue is the whole simulator: O(ops·log T). Deterministic:
-//! no randomness beyond the key set, and ties break by thread index.
+//! no randomness beyond the key set and the seeded start order
+//! ([`SimWorkload::start_order`]), and ties break by thread index.
 //!
 //! Limits, stated rather than hidden: no cache misses on the futex words themselves, no
 //! memory bandwidth, no priority or load balancing in the scheduler (threads stay pinned,
