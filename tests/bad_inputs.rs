@@ -114,6 +114,10 @@ const CASES: &[(&str, &str)] = &[
         "sim --profile seed002-ivbep --workload lock --algo xxhash",
         "--algo does not apply to --workload lock",
     ),
+    (
+        "sim --profile seed002-ivbep --workload lock --plot x.svg",
+        "--plot does not apply to --workload lock",
+    ),
     ("sim --profile /nonexistent.toml", "/nonexistent.toml"),
     ("sim --profile this-vm -t 0", "'0'"),
     ("sim --profile this-vm -t -1", "'-1'"),

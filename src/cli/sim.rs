@@ -620,11 +620,15 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         ("--refcount", a.refcount.is_some()),
         ("--global-buckets", a.global_buckets.is_some()),
         ("--algo", a.algo != "jhash2"),
+        ("--node", a.node.is_some()),
+        ("--plot", a.plot.is_some()),
+        ("--futexes", a.futexes != 1024),
+        ("--seed", a.seed != 1),
     ];
     if let Some((flag, _)) = ignored.iter().find(|(_, given)| *given) {
         return Err(CliError::Usage(format!(
-            "{flag} does not apply to --workload lock (the futex_numa test of Linux 6.x: queued \
-             lock, aligned buckets, jhash2); drop {flag}"
+            "{flag} does not apply to --workload lock (the futex_numa test of Linux 6.x: one \
+             futex per node, queued lock, aligned buckets, jhash2, every node's CPUs); drop {flag}"
         )));
     }
     let contenders = match &a.threads {

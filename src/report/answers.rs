@@ -1296,7 +1296,7 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
             let r = m.separated / m.forced;
             let _ = write!(
                 s,
-                "; on {} it gives {r:.1}× against the {seed:.1}× the seed measured there, which the simulation {}.",
+                "; on {} the simulation gives {r:.1}× against the {seed:.1}× the seed measured there, which it {}.",
                 m.profile,
                 verdict(r)
             );
@@ -1328,7 +1328,7 @@ fn plot_flags(h: &HashVerdict) -> String {
     match &h.attack {
         Some(a) if a.mm_recovered => flags.push("leaks mm".into()),
         Some(a) if a.bits_leaked >= 1.0 => {
-            flags.push(format!("leaks {:.0} bits of mm", a.bits_leaked))
+            flags.push(format!("leaks {:.1} bits of mm", a.bits_leaked))
         }
         _ => {}
     }
@@ -1367,7 +1367,8 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
             seed_sep / seed_forced
         ),
         commands: vec![
-            "futexhash sim --profile seed-256cpu --workload lock -t 10".into(),
+            "futexhash sim --profile seed-256cpu --workload lock -t 10 [--same-node]   # loops/sec per node (10 contenders)".into(),
+            "futexhash sim --profile seed002-ivbep --workload lock -t 10 [--same-node]".into(),
             "futexhash bench --backend model --table numa --nodes 2 --workload lock".into(),
         ],
         caveat: format!(
@@ -1904,7 +1905,7 @@ mod tests {
         assert_eq!(plot_flags(&v[0]), " (leaks mm)");
         assert_eq!(plot_flags(&v[2]), "");
         assert_eq!(plot_flags(&rest[0]), "");
-        assert_eq!(plot_flags(&rest[2]), " (leaks 9 bits of mm)");
+        assert_eq!(plot_flags(&rest[2]), " (leaks 9.0 bits of mm)");
         let failing = HashVerdict {
             attack: Some(score(true, 20.0, 900, "recovered")),
             ..verdict("x", 1.0, &["perf@64:max-load"], 1.0)
@@ -2044,15 +2045,12 @@ mod tests {
         );
         assert!(
             s.contains(&format!(
-                "on the IVB-EP it gives {:.1}× against the {seed:.1}×",
+                "on the IVB-EP the simulation gives {:.1}× against the {seed:.1}×",
                 0.98 * seed
             )),
             "{s}"
         );
-        assert!(
-            s.contains("which the simulation matches within its error."),
-            "{s}"
-        );
+        assert!(s.contains("which it matches within its error."), "{s}");
         let s = numa_sentence(&[other], 0.1);
         assert!(s.contains("(another machine) measured"), "{s}");
         assert!(

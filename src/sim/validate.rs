@@ -84,9 +84,12 @@ pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
                 path.display()
             ));
         }
-        if rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        if rates
+            .iter()
+            .any(|r| !(r.is_finite() && (MIN_PUBLISHED_RATE..=MAX_PUBLISHED_RATE).contains(r)))
+        {
             return Err(format!(
-                "'{}' data row {i}: rates must be positive numbers in '{line}'",
+                "'{}' data row {i}: rates must be operations per second from {MIN_PUBLISHED_RATE} to {MAX_PUBLISHED_RATE:e} in '{line}'",
                 path.display()
             ));
         }
@@ -158,6 +161,14 @@ pub struct ValidationRow {
     /// predicted / published.
     pub ratio: f64,
 }
+
+/// The slowest and fastest rate a published table may state, ops/sec. Slower rates need
+/// costs of milliseconds per operation, which no fit searches in reasonable time and
+/// which overflow the simulator's clock at hundreds of threads (the seeds' slowest figure
+/// is 9,158 ops/sec).
+pub const MIN_PUBLISHED_RATE: f64 = 100.0;
+/// See [`MIN_PUBLISHED_RATE`].
+pub const MAX_PUBLISHED_RATE: f64 = 1e12;
 
 /// Whether a table's predicted columns come in the published order at one row.
 #[derive(Clone, Debug, PartialEq)]
@@ -509,6 +520,10 @@ pub fn validate_seed003_with(
         Ok((workloads, cell(config, threads)?))
     };
     let mean_rate = |q: &MachineProfile, ws: &[SimWorkload]| {
+        // A candidate beyond the clock is "too slow" for the bisection.
+        if super::check_clock(q, ws[0].cpu_of_thread.len(), hash_ns, len).is_err() {
+            return 0.0;
+        }
         parallel_map(ws.len(), |i| simulate(q, &ws[i], hash_ns, len).ops_per_sec)
             .iter()
             .sum::<f64>()
@@ -536,6 +551,9 @@ pub fn validate_seed003_with(
         "seed 003 80-core 8-node box, fitted on '{}' at {} and '{}' at {} threads of {TABLE_2013}",
         SEED003_FIT[0].0, SEED003_FIT[0].1, SEED003_FIT[1].0, SEED003_FIT[1].1
     );
+    let most = table.rows.iter().map(|r| r.0).max().unwrap_or(1) as usize;
+    super::check_clock(&p, most, hash_ns, len)
+        .map_err(|e| format!("{TABLE_2013}: the profile fitted to it cannot run: {e}"))?;
     let mut jobs = Vec::new();
     for (c, name) in table.columns.iter().enumerate() {
         for (threads, rates) in &table.rows {
@@ -600,6 +618,17 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
+    if let Some(twice) = header
+        .iter()
+        .enumerate()
+        .find(|(i, h)| header[..*i].contains(h))
+        .map(|(_, h)| h)
+    {
+        return Err(format!(
+            "'{}': column '{twice}' appears twice",
+            path.display()
+        ));
+    }
     if header.first().map(String::as_str) != Some("threads") || header.len() < 2 {
         return Err(format!(
             "'{}': expected a 'threads' first column",
@@ -618,8 +647,15 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
             .iter()
             .map(|c| c.parse::<f64>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
-        if t == 0 || t > 16384 || r.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-            return Err(bad());
+        if t == 0
+            || t > 16384
+            || r.iter()
+                .any(|x| !(x.is_finite() && (MIN_PUBLISHED_RATE..=MAX_PUBLISHED_RATE).contains(x)))
+        {
+            return Err(format!(
+                "{} (threads 1 to 16384; rates from {MIN_PUBLISHED_RATE} to {MAX_PUBLISHED_RATE:e} ops/sec)",
+                bad()
+            ));
         }
         if rows.iter().any(|(seen, _)| *seen == t) {
             return Err(format!(
@@ -855,13 +891,17 @@ mod tests {
             assert!(read_published(&dir.join(name)).is_err(), "{name}");
         }
         // Threads tables: one row per thread count.
-        std::fs::write(dir.join("t.csv"), "threads,a,b\n64,1,2\n32,3,4\n64,5,6\n").unwrap();
+        std::fs::write(
+            dir.join("t.csv"),
+            "threads,a,b\n64,100,200\n32,300,400\n64,500,600\n",
+        )
+        .unwrap();
         let e = read_threads_table(&dir.join("t.csv")).unwrap_err();
         assert!(e.contains("64 threads appear twice"), "{e}");
         // Seed 003's table with a column the validation has no design for.
         std::fs::write(
             dir.join(TABLE_2013),
-            "threads,baseline,aligned-only,large table,large table+aligned,foo\n32,1,2,3,4,5\n64,1,2,3,4,5\n",
+            "threads,baseline,aligned-only,large table,large table+aligned,foo\n32,100,200,300,400,500\n64,100,200,300,400,500\n",
         )
         .unwrap();
         let len = SimLength {
@@ -870,6 +910,15 @@ mod tests {
         };
         let e = validate_seed003(&dir, len).unwrap_err();
         assert!(e.contains("unknown column 'foo'"), "{e}");
+        // Rates no fit could reach, and a column twice.
+        std::fs::write(dir.join("s.csv"), "threads,a\n64,99\n").unwrap();
+        let e = read_threads_table(&dir.join("s.csv")).unwrap_err();
+        assert!(e.contains("rates from 100"), "{e}");
+        std::fs::write(dir.join("u.csv"), "threads,a,a\n64,100,200\n").unwrap();
+        let e = read_threads_table(&dir.join("u.csv")).unwrap_err();
+        assert!(e.contains("column 'a' appears twice"), "{e}");
+        std::fs::write(dir.join("v.csv"), "buckets,ops/sec\n0,0.5\n").unwrap();
+        assert!(read_published(&dir.join("v.csv")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
