@@ -3,6 +3,17 @@
 //! those of `java.util.SplittableRandom`). Seeded runs are reproducible across platforms,
 //! which is all the generators need (not cryptographic quality).
 
+/// SplitMix64's increment: 2^64 / φ, odd.
+pub const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// SplitMix64's output function (a bijective finaliser of 64 bits), for callers that
+/// hash a position rather than draw in sequence.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// SplitMix64 state.
 #[derive(Clone, Debug)]
 pub struct SplitMix64(u64);
@@ -15,11 +26,8 @@ impl SplitMix64 {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(GOLDEN_GAMMA);
+        mix64(self.0)
     }
 
     /// A value uniform in `0..n` (`n > 0`), by Lemire's multiply-shift (bias < n/2^64).

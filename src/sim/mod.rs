@@ -63,6 +63,7 @@ pub mod sweep;
 pub mod trace_replay;
 pub mod validate;
 
+use crate::rng::{GOLDEN_GAMMA, mix64};
 use crate::throughput::stats::ThroughputStats;
 use events::EventQueue;
 use profile::MachineProfile;
@@ -433,16 +434,14 @@ impl LineSpinners {
     }
 }
 
-/// A uniform number in [0, 1) from (`seed`, `index`): splitmix64's output function
-/// (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014),
-/// hashed rather than drawn in sequence so that it does not depend on event order.
+/// A uniform number in [0, 1) from (`seed`, `index`): SplitMix64's output function on a
+/// position, hashed rather than drawn in sequence so that it does not depend on event
+/// order.
 fn unit_interval(seed: u64, index: u64) -> f64 {
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(index.wrapping_add(1).wrapping_mul(0xd1b5_4a32_d192_ed03));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
+    let z = mix64(
+        seed.wrapping_mul(GOLDEN_GAMMA)
+            .wrapping_add(index.wrapping_add(1).wrapping_mul(0xd1b5_4a32_d192_ed03)),
+    );
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 

@@ -84,10 +84,7 @@ pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
                 path.display()
             ));
         }
-        if rates
-            .iter()
-            .any(|r| !(r.is_finite() && (MIN_PUBLISHED_RATE..=MAX_PUBLISHED_RATE).contains(r)))
-        {
+        if !rates.iter().all(|&r| plausible_rate(r)) {
             return Err(format!(
                 "'{}' data row {i}: rates must be operations per second from {MIN_PUBLISHED_RATE} to {MAX_PUBLISHED_RATE:e} in '{line}'",
                 path.display()
@@ -169,6 +166,12 @@ pub struct ValidationRow {
 pub const MIN_PUBLISHED_RATE: f64 = 100.0;
 /// See [`MIN_PUBLISHED_RATE`].
 pub const MAX_PUBLISHED_RATE: f64 = 1e12;
+
+/// A rate a published table may state: within [`MIN_PUBLISHED_RATE`] and
+/// [`MAX_PUBLISHED_RATE`] (so never NaN or infinite).
+fn plausible_rate(r: f64) -> bool {
+    (MIN_PUBLISHED_RATE..=MAX_PUBLISHED_RATE).contains(&r)
+}
 
 /// Whether a table's predicted columns come in the published order at one row.
 #[derive(Clone, Debug, PartialEq)]
@@ -647,11 +650,7 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
             .iter()
             .map(|c| c.parse::<f64>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
-        if t == 0
-            || t > 16384
-            || r.iter()
-                .any(|x| !(x.is_finite() && (MIN_PUBLISHED_RATE..=MAX_PUBLISHED_RATE).contains(x)))
-        {
+        if t == 0 || t > 16384 || !r.iter().all(|&x| plausible_rate(x)) {
             return Err(format!(
                 "{} (threads 1 to 16384; rates from {MIN_PUBLISHED_RATE} to {MAX_PUBLISHED_RATE:e} ops/sec)",
                 bad()
