@@ -159,6 +159,31 @@ pub struct ValidationRow {
     pub ratio: f64,
 }
 
+impl ValidationRow {
+    /// A cell of a table whose columns are designs, all run with jhash2 on the global
+    /// hash (seed 003's table, seed 002's pair).
+    fn jhash2_design(
+        table: &str,
+        config: &str,
+        x: u64,
+        published: f64,
+        predicted: f64,
+        fitted: bool,
+    ) -> Self {
+        ValidationRow {
+            table: table.into(),
+            config: config.into(),
+            x,
+            published,
+            predicted,
+            fitted,
+            algo: "jhash2".into(),
+            buckets: 0,
+            ratio: predicted / published,
+        }
+    }
+}
+
 /// The slowest and fastest rate a published table may state, ops/sec. Slower rates need
 /// costs of milliseconds per operation, which no fit searches in reasonable time and
 /// which overflow the simulator's clock at hundreds of threads (the seeds' slowest figure
@@ -579,17 +604,14 @@ pub fn validate_seed003_with(
         let (config, threads, published) = &jobs[j];
         let k = SEED003_KEY_SETS as usize;
         let predicted = runs[j * k..(j + 1) * k].iter().sum::<f64>() / k as f64;
-        ValidationRow {
-            table: TABLE_2013.into(),
-            config: config.clone(),
-            x: *threads,
-            published: *published,
+        ValidationRow::jhash2_design(
+            TABLE_2013,
+            config,
+            *threads,
+            *published,
             predicted,
-            fitted: SEED003_FIT.contains(&(config.as_str(), *threads)),
-            algo: "jhash2".into(),
-            buckets: 0,
-            ratio: predicted / published,
-        }
+            SEED003_FIT.contains(&(config.as_str(), *threads)),
+        )
     });
     Ok((p, rows.collect()))
 }
@@ -715,17 +737,14 @@ pub fn validate_futex_numa(
     let published =
         FUTEX_NUMA_SEPARATED.iter().sum::<f64>() / FUTEX_NUMA_FORCED.iter().sum::<f64>();
     let predicted = split.ops_per_sec / forced.ops_per_sec;
-    Ok(ValidationRow {
-        table: TABLE_NUMA.into(),
-        config: "separated/forced".into(),
-        x: 10,
+    Ok(ValidationRow::jhash2_design(
+        TABLE_NUMA,
+        "separated/forced",
+        10,
         published,
         predicted,
-        fitted: false,
-        algo: "jhash2".into(),
-        buckets: 0,
-        ratio: predicted / published,
-    })
+        false,
+    ))
 }
 
 /// Everything `sim validate` checks: the 2024 tables (fitted on `rows` of the 240-thread
@@ -777,17 +796,7 @@ pub fn abs_log_error_quantile<'a>(
 #[cfg(test)]
 mod tests {
     fn cell(config: &str, x: u64, published: f64, predicted: f64) -> ValidationRow {
-        ValidationRow {
-            table: "t".into(),
-            config: config.into(),
-            x,
-            published,
-            predicted,
-            fitted: false,
-            algo: "jhash2".into(),
-            buckets: 0,
-            ratio: predicted / published,
-        }
+        ValidationRow::jhash2_design("t", config, x, published, predicted, false)
     }
 
     #[test]
