@@ -147,9 +147,16 @@ fn validate_reports_every_published_row() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.starts_with("table,config,x,published,predicted,fitted,"));
-    // The 2024 tables: 18 + 8 × 17 + 16 cells; seed 003: 6 × 4; seed 002: one ratio.
-    assert_eq!(text.lines().count() - 1, 18 + 136 + 16 + 24 + 1);
     let table = |l: &str| l.split(',').next().unwrap_or("").to_string();
+    // The 2024 tables: 18 + 8 × 17 + 16 cells; seed 003: 6 × 4; seed 002: one ratio;
+    // seed 000's pinning figures: 3 CPU sets × (global, private).
+    assert_eq!(text.lines().count() - 1, 18 + 136 + 16 + 24 + 1 + 6);
+    assert_eq!(
+        text.lines()
+            .filter(|l| table(l).contains("pinning"))
+            .count(),
+        6
+    );
     assert_eq!(
         text.lines().filter(|l| table(l).contains("2013")).count(),
         24

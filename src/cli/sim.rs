@@ -1061,6 +1061,8 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
             "threads".to_string()
         } else if table.contains("futex_numa") {
             "contenders/node".to_string()
+        } else if table.contains("pinning") {
+            "node mask".to_string()
         } else {
             "buckets".to_string()
         }];

@@ -20,7 +20,10 @@
 //! on the machine it runs on (see [`super::hashcost`]).
 
 use super::profile::MachineProfile;
-use super::{Design, SimLength, SimOp, SimWorkload, round_robin_cpus, simulate};
+use super::{
+    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, SimLength, SimOp, SimWorkload, round_robin_cpus,
+    simulate,
+};
 use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
 
@@ -109,6 +112,17 @@ impl Scenario {
                     .collect()
             })
             .collect();
+        // A private hash is allocated by perf's main thread, on the run's first CPU; the
+        // global hash per node (6.16+) or interleaved at boot in huge pages.
+        let homes = if buckets > 0 {
+            LineHomes::NodeOfCpu(self.cpus.first().copied().unwrap_or(0))
+        } else if nodes > 1 {
+            LineHomes::Blocks(per_node)
+        } else {
+            LineHomes::Blocks(
+                (GLOBAL_INTERLEAVE_BYTES / u64::from(self.design.bucket_bytes.max(1))).max(1),
+            )
+        };
         SimWorkload {
             op: self.op,
             buckets_per_thread,
@@ -116,6 +130,7 @@ impl Scenario {
             locks: (per_node * nodes) as usize,
             design: self.design,
             start_order: 0,
+            homes,
         }
     }
 }
@@ -448,6 +463,27 @@ mod tests {
             design: Design::default(),
             global_nodes: 1,
         }
+    }
+
+    #[test]
+    fn tables_are_homed_where_the_kernel_allocates_them() {
+        let mut sc = scenario(4, 256);
+        sc.cpus = (64..128).collect();
+        // A private hash: on the node of the thread that sized it (the run's first CPU).
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        assert_eq!(sc.workload(&h, 1024).homes, LineHomes::NodeOfCpu(64));
+        // One global table of 65536 64-byte buckets, interleaved in 2 MiB huge pages:
+        // 32768 buckets per page.
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(32768));
+        // 24-byte buckets: 2 MiB / 24 = 87381 per page.
+        sc.design.bucket_bytes = 24;
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(87381));
+        // 6.16's table per node: node n's table on node n.
+        sc.design.bucket_bytes = 64;
+        sc.global_nodes = 2;
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(32768));
+        sc.global_buckets = 1024;
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(512));
     }
 
     #[test]

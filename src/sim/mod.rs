@@ -146,7 +146,38 @@ pub struct SimWorkload {
     /// Which random order the threads first reach their locks in (a seed; see
     /// [`simulate`]).
     pub start_order: u64,
+    /// The NUMA node whose memory holds each lock's cache line.
+    pub homes: LineHomes,
 }
+
+/// Where a table's memory lives: which node is the home of each bucket's cache line.
+/// It matters on a machine whose coherence directory sits with the home memory
+/// ([`MachineProfile::home_snoop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineHomes {
+    /// The whole table on the node of this CPU: a private hash, allocated (`kvzalloc`,
+    /// node-local) by the thread that sized it — perf's main thread, which runs on the
+    /// benchmark's CPUs.
+    NodeOfCpu(u32),
+    /// Consecutive blocks of this many locks on nodes 0, 1, 2, … in turn: the global
+    /// hash, one table per node from 6.16, before that one table interleaved page by
+    /// page over the nodes at boot (`alloc_large_system_hash()` with `hashdist`).
+    Blocks(u64),
+}
+
+impl Default for LineHomes {
+    fn default() -> Self {
+        LineHomes::NodeOfCpu(0)
+    }
+}
+
+/// The interleave granule of the single global hash table: a 2 MiB huge page. Seed
+/// 000's boot log prints "futex hash table entries: 65536 (order: 10, 4194304 bytes,
+/// vmalloc hugepage)": since Linux 5.13 `alloc_large_system_hash()` maps its table with
+/// huge pages, so its boot-time interleave moves in 2 MiB steps. (Kernels before 5.13
+/// interleaved 4 KiB pages, and 3.12's 256 buckets were a static array on node 0; with
+/// a table smaller than 2 MiB this rule puts it all on node 0.)
+pub const GLOBAL_INTERLEAVE_BYTES: u64 = 2 << 20;
 
 /// Result of one simulated run.
 #[derive(Clone, Debug, PartialEq)]
@@ -380,6 +411,8 @@ const NO_CPU: u32 = u32::MAX;
 struct Transfers {
     /// The node of each CPU, looked up rather than computed (`node_of` divides).
     node: Vec<u32>,
+    /// Whether a transfer is local only when the line's home is the CPUs' node too.
+    home_snoop: bool,
     local: u64,
     remote: u64,
     miss_local: u64,
@@ -387,22 +420,26 @@ struct Transfers {
 }
 
 impl Transfers {
-    fn same_node(&self, a: u32, b: u32) -> bool {
-        self.node[a as usize] == self.node[b as usize]
+    /// Whether moving a line homed on node `home` from CPU `a` to CPU `b` stays within
+    /// one node: both CPUs on one node and, with home snooping, the line's memory there
+    /// too (the request goes to the home's directory, which forwards it to the owner).
+    fn stays_local(&self, a: u32, b: u32, home: u32) -> bool {
+        let node = self.node[a as usize];
+        node == self.node[b as usize] && (!self.home_snoop || node == home)
     }
-    fn handoff(&self, from: u32, to: u32) -> u64 {
+    fn handoff(&self, from: u32, to: u32, home: u32) -> u64 {
         if from == NO_CPU || from == to {
             0
-        } else if self.same_node(from, to) {
+        } else if self.stays_local(from, to, home) {
             self.local
         } else {
             self.remote
         }
     }
-    fn miss(&self, from: u32, to: u32) -> u64 {
+    fn miss(&self, from: u32, to: u32, home: u32) -> u64 {
         if from == NO_CPU || from == to {
             0
-        } else if self.same_node(from, to) {
+        } else if self.stays_local(from, to, home) {
             self.miss_local
         } else {
             self.miss_remote
@@ -490,6 +527,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     let max_cpu = w.cpu_of_thread.iter().copied().max().unwrap_or(0);
     let x = Transfers {
         node: (0..=max_cpu.max(m.cpus)).map(|c| m.node_of(c)).collect(),
+        home_snoop: m.home_snoop,
         local: ps(m.handoff_local_ns),
         remote: ps(m.handoff_remote_ns),
         miss_local: ps(m.line_miss_ns),
@@ -573,6 +611,17 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     // Buckets of a cache line or more: one bucket per line, so the line's last writer is
     // the lock's last holder and no separate line state is needed.
     let lines_shared = d.bucket_bytes < CACHE_LINE;
+    let nodes = u64::from(m.nodes.max(1));
+    let home_of = |b: usize| match w.homes {
+        LineHomes::NodeOfCpu(c) => x.node.get(c as usize).copied().unwrap_or(0),
+        LineHomes::Blocks(k) => (b as u64 / k.max(1) % nodes) as u32,
+    };
+    // The shared reference lives in the private hash's header (`struct
+    // futex_private_hash`), on the table's node.
+    let reference_home = match w.homes {
+        LineHomes::NodeOfCpu(c) => x.node.get(c as usize).copied().unwrap_or(0),
+        LineHomes::Blocks(_) => 0,
+    };
     let mut line_last_cpu = if lines_shared {
         vec![NO_CPU; line_of(w.locks - 1) + 1]
     } else {
@@ -657,7 +706,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 // One atomic RMW on the shared reference's line: FIFO on the line, the
                 // line moves from its last writer.
                 let start = s.slices.running_at(now.max(reference.free_at));
-                let end = start + x.miss(reference.last_cpu, cpu) + atomic;
+                let end = start + x.miss(reference.last_cpu, cpu, reference_home) + atomic;
                 reference = Line {
                     free_at: end,
                     last_cpu: cpu,
@@ -685,18 +734,19 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 let line = line_of(b);
                 let l = lock[b];
                 let contended = now < l.free_at;
+                let home = home_of(b);
                 let mut start = now.max(l.free_at);
                 if contended && per_waiter > 0 {
                     let q = &mut pending[line];
                     let ahead = q.spinning_at(now);
-                    start += x.handoff(l.last_cpu, cpu) + ahead * per_waiter;
+                    start += x.handoff(l.last_cpu, cpu, home) + ahead * per_waiter;
                     q.push(start);
                 } else if contended {
-                    start += x.handoff(l.last_cpu, cpu);
+                    start += x.handoff(l.last_cpu, cpu, home);
                 } else if lines_shared {
-                    start += x.miss(line_last_cpu[line], cpu);
+                    start += x.miss(line_last_cpu[line], cpu, home);
                 } else {
-                    start += x.miss(l.last_cpu, cpu);
+                    start += x.miss(l.last_cpu, cpu, home);
                 }
                 // `spin_lock()` disables preemption: a spinning waiter and a holder are not
                 // descheduled; the tick's preemption waits for the unlock (and the next
@@ -879,6 +929,7 @@ mod tests {
             locks,
             design: Design::default(),
             start_order: 0,
+            homes: LineHomes::default(),
         }
     }
 
@@ -922,6 +973,38 @@ mod tests {
         let a = simulate(&one_node, &w1, 0.0, SimLength::default());
         let b = simulate(&two_nodes, &w1, 0.0, SimLength::default());
         assert!(b.ops_per_sec < a.ops_per_sec * 0.8, "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn with_home_snooping_a_line_homed_on_another_node_migrates_as_a_remote_one() {
+        // Two threads of node 0 (CPUs 0 and 1 of 4 on 2 nodes) swap two locks in lockstep:
+        // every operation takes the line the other thread wrote last, never waits for it
+        // (each is free an outside period before it is needed). Closed form: one
+        // operation = outside + migration + hold.
+        let mut m = machine(4, 2);
+        m.outside_ns = 1000.0;
+        m.line_miss_ns = 50.0; // remote: 50 × 600 / 200 = 150
+        let keys = |t: usize| if t == 0 { vec![0, 1] } else { vec![1, 0] };
+        let run = |m: &MachineProfile, homes: LineHomes| {
+            let w = SimWorkload {
+                homes,
+                ..workload(2, 2, keys, 2)
+            };
+            simulate(m, &w, 0.0, LONG).ops_per_sec
+        };
+        let near = |got: f64, per_op_ns: f64| {
+            assert!(
+                (got * per_op_ns / 1e9 - 1.0).abs() < 0.01,
+                "{got} vs 1e9/{per_op_ns}"
+            );
+        };
+        // Without home snooping only the two CPUs' node counts.
+        near(run(&m, LineHomes::NodeOfCpu(2)), 1150.0);
+        m.home_snoop = true;
+        near(run(&m, LineHomes::NodeOfCpu(0)), 1150.0);
+        near(run(&m, LineHomes::NodeOfCpu(2)), 1250.0);
+        // Lock 0 on node 0, lock 1 on node 1: every other migration is remote.
+        near(run(&m, LineHomes::Blocks(1)), 1200.0);
     }
 
     #[test]

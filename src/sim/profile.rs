@@ -32,6 +32,15 @@ pub struct MachineProfile {
     /// node (across nodes: times `handoff_remote_ns / handoff_local_ns`). Not fitted.
     #[serde(default)]
     pub line_miss_ns: f64,
+    /// Home snooping: the coherence directory of a line sits with its home memory, so a
+    /// transfer between two CPUs of one node is local only when the line's memory is on
+    /// that node too; otherwise it costs as much as a transfer across nodes. True of AMD
+    /// EPYC (2 × EPYC 7R13: 107 ns between core complexes of one socket, 200 ns on the
+    /// other socket's, 197 ns across sockets; `nviennot/core-to-core-latency`). False:
+    /// source snooping (the requester snoops its peers itself, as 2-socket Xeon E5 in
+    /// their default Early Snoop mode), where only the two CPUs' nodes matter.
+    #[serde(default)]
+    pub home_snoop: bool,
     /// Hardware threads per core (SMT). CPUs are numbered as Linux numbers them on x86:
     /// CPU `c` is on core `c % cores`, so CPUs `c` and `c + cores` are siblings.
     #[serde(default = "one")]
@@ -196,6 +205,7 @@ impl MachineProfile {
             handoff_local_ns: 0.0,
             handoff_remote_ns: 0.0,
             line_miss_ns: 0.0,
+            home_snoop: false,
             threads_per_core: 1,
             smt_slowdown: None,
             ticket_spinner_ns: None,

@@ -8,7 +8,9 @@ use super::hashcost::{HashCost, hash_cost};
 use super::kernel::{AUTO_RFC_SLOTS, auto_slots};
 use super::profile::MachineProfile;
 use super::validate::perf_keys_per_thread;
-use super::{CACHE_LINE, Design, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload};
+use super::{
+    CACHE_LINE, Design, LineHomes, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload,
+};
 use super::{check_design, simulate};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::throughput::record::BenchRecord;
@@ -390,6 +392,8 @@ pub fn run_lock_test(
         locks,
         design: Design::default(),
         start_order: 0,
+        // FUTEX2_NUMA: node n's bucket is in node n's table, on node n.
+        homes: LineHomes::Blocks(1),
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.

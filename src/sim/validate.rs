@@ -8,7 +8,10 @@
 //! - seed 003 (2013, "80 core, 1Tb NUMA"): the four designs (packed 256 buckets, aligned,
 //!   large table, both) at 32–512 threads, calibrated on two of its 24 cells;
 //! - seed 002 (2023, FUTEX2_NUMA on a 2-node IVB-EP): the `futex_numa` ratio of separated
-//!   to forced-together nodes, predicted with the 256-CPU box's fitted costs.
+//!   to forced-together nodes, predicted with the 256-CPU box's fitted costs;
+//! - seed 000's 110-thread pinning figures: global hash against a 65536-slot private
+//!   hash on node 0, on node 1 and over both nodes ([`PINNING_110`]), where the table's
+//!   memory placement (interleaved or on one node) is the difference.
 
 use super::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, global_hash_size};
 use super::hashcost::hash_cost;
@@ -258,30 +261,60 @@ pub const TABLE_110: &str = "buckets-110threads-node1-256cpu.csv";
 pub const TABLE_2013: &str = "seed003-2013-80core-threads.csv";
 /// Seed 002's pair, as its validation rows are named.
 pub const TABLE_NUMA: &str = "seed002-futex_numa-ivbep";
+/// Name of seed 000's pinning figures in validation output.
+pub const TABLE_PINNING: &str = "seed000-110threads-pinning";
 
-/// The 256-CPU template: what calibration does not fit. Hold time and line migration are
-/// typical figures for a two-socket x86 server (a bucket lock held for a compare and an
-/// unlock, an L2-to-L2 line transfer); the remote/local hand-off ratio of 4 reflects a
-/// cross-socket transfer. Topology: 128 cores × 2 threads (seed 000's `taskset -pc`
-/// printed node 1 as `64-127,192-255`). The SMT slowdown 1.05 is derived from seed 000's
-/// own figures — 110 threads pinned to node 1 (92 of them sharing a core) ran 2,437,498
-/// ops/sec at 65536 slots against 2,535,749 spread over both nodes (none sharing):
-/// `(18 + 92/s)/110 = 2437498/2535749`. No hash costs: they are timed on the machine
-/// running the simulation.
+/// Seed 000's 110-thread runs (Sebastian Andrzej Siewior, "Re: [RFC v2 PATCH 0/4] futex:
+/// Add support task local hash maps", 2024-10-28; mean of 5 runs each), ops/sec per
+/// thread: `(node mask, global hash, private hash of 65536 slots)`. Mask 1 = the CPUs of
+/// node 0, 2 = node 1, 3 = both nodes (the first 110 CPUs: 64 on node 0, 46 on node 1,
+/// no two on one core). Node 1's private figure and the both-nodes private figure set
+/// the template's SMT slowdown ([`seed_box_template`]), so those two cells count as
+/// fitted.
+pub const PINNING_110: [(u64, f64, f64); 3] = [
+    (1, 2_278_572.2, 2_534_827.4),
+    (2, 2_229_838.6, 2_437_498.8),
+    (3, 2_542_602.4, 2_535_749.8),
+];
+
+/// The 256-CPU template: what calibration does not fit. The hold time is a typical figure
+/// (a bucket lock held for a compare and an unlock). Line transfers are those of the only
+/// published 2-socket machine with 64 cores per socket found, as the seed box has
+/// (2 × AMD EPYC 7763, core-to-core CAS latency matrix `Dual AMD EPYC 7763 64-Core
+/// Processor by-fwyzard.csv` in `KCORES/core-to-core-latency-plus`, `results/`): a
+/// migration between two cores of one socket 113.1 ns (mean over its 4032 pairs), across
+/// sockets 302.7 ns (4096 pairs), so remote / local = 2.68 for migrations and hand-offs
+/// alike. Home snooping ([`MachineProfile::home_snoop`]): the seed box's own 110-thread
+/// figures show it — pinned to one node, the global hash (memory interleaved over both
+/// nodes) ran 9–10 % slower than a private hash (memory on that node), though every
+/// thread and every line owner was on the one node ([`PINNING_110`]). Topology: 128
+/// cores × 2 threads (seed 000's `taskset -pc` printed node 1 as `64-127,192-255`). The
+/// SMT slowdown 1.05 is derived from seed 000's own figures — 110 threads pinned to node
+/// 1 (92 of them sharing a core) ran 2,437,498 ops/sec at 65536 slots against 2,535,749
+/// spread over both nodes (none sharing): `(18 + 92/s)/110 = 2437498/2535749`, which
+/// ignores that the spread run's migrations cross nodes (a lower bound). No hash costs:
+/// they are timed on the machine running the simulation.
 pub fn seed_box_template() -> MachineProfile {
     MachineProfile {
         name: "seed thread 256-CPU 2-node box (template)".into(),
         outside_ns: 400.0,
         hold_ns: 100.0,
         handoff_local_ns: 100.0,
-        handoff_remote_ns: 400.0,
-        line_miss_ns: 50.0,
+        handoff_remote_ns: 100.0 * EPYC_7763_REMOTE_RATIO,
+        line_miss_ns: EPYC_7763_LOCAL_NS,
+        home_snoop: true,
         threads_per_core: 2,
         smt_slowdown: Some(smt_from_pinning(2_437_498.0 / 2_535_749.0, 18, 92)),
         ticket_spinner_ns: Some(50.0),
         ..MachineProfile::minimal("", 256, 2)
     }
 }
+
+/// Mean one-way latency of a CAS on a line last written by another core of the same
+/// socket, 2 × AMD EPYC 7763 (see [`seed_box_template`]), ns.
+pub const EPYC_7763_LOCAL_NS: f64 = 113.1;
+/// The same across sockets (302.7 ns) over the same-socket mean.
+pub const EPYC_7763_REMOTE_RATIO: f64 = 302.7 / 113.1;
 
 /// The slowdown `s` for which `(alone + shared/s) / (alone + shared) = ratio`.
 pub fn smt_from_pinning(ratio: f64, alone: u32, shared: u32) -> f64 {
@@ -294,8 +327,9 @@ pub fn smt_from_pinning(ratio: f64, alone: u32, shared: u32) -> f64 {
 /// 8-socket DL980 class that held 1 TB) with Hyper-Threading: 160 CPUs, 8 nodes. The SMT
 /// slowdown 1.54 is Intel's published figure for Hyper-Threading (up to 30 % more
 /// throughput per core: each of two busy siblings runs at 1.3/2 of a lone thread). Hold,
-/// migration and the remote/local ratio are the same generic figures as the 256-CPU
-/// template; the ticket lock's per-spinner term is one local line transfer (each spinner's
+/// migration (50 ns, a typical L2-to-L2 transfer) and the remote/local ratio (4, a
+/// generic cross-socket figure) are generic, and there is no home snooping: no
+/// core-to-core figures of Westmere-EX were found; the ticket lock's per-spinner term is one local line transfer (each spinner's
 /// re-read after a release is served in turn, Boyd-Wickizer et al. 2012). The scheduler's
 /// slice is the simulator's default.
 pub fn seed003_box_template() -> MachineProfile {
@@ -722,6 +756,9 @@ pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
         threads_per_core: 2,
         smt_slowdown: Some(profile.smt_slowdown.unwrap_or(2.0 / 1.3)),
         handoff_remote_ns: profile.handoff_local_ns * IVB_EP_REMOTE_RATIO,
+        // 2-socket Xeon E5 v2 snoop from the requester (Early Snoop, their default):
+        // whatever the 256-CPU box's coherence, only the two CPUs' nodes matter here.
+        home_snoop: false,
         ..profile.clone()
     }
 }
@@ -747,8 +784,57 @@ pub fn validate_futex_numa(
     ))
 }
 
+/// Predicts seed 000's 110-thread pinning figures ([`PINNING_110`]) with `profile`.
+pub fn validate_pinning(
+    profile: &MachineProfile,
+    len: SimLength,
+) -> Result<Vec<ValidationRow>, String> {
+    let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT)
+        .map_err(|e| e.to_string())?
+        .shared();
+    let ns = hash_cost(profile, &jhash)?.ns;
+    let cpus_of = |mask: u64| -> Vec<u32> {
+        match mask {
+            1 => profile.node_cpus(0),
+            2 => profile.node_cpus(1.min(profile.nodes.saturating_sub(1))),
+            _ => (0..profile.cpus).collect(),
+        }
+    };
+    let mut jobs = Vec::new();
+    for &(mask, global, private) in &PINNING_110 {
+        jobs.push((mask, "global", 0, global));
+        jobs.push((mask, "private", 65536, private));
+    }
+    let scenarios = PINNING_110
+        .iter()
+        .map(|&(mask, _, _)| scenario(110, cpus_of(mask), profile.cpus, Design::default()))
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(parallel_map(jobs.len(), |k| {
+        let (mask, config, buckets, published) = jobs[k];
+        let predicted = simulate(
+            profile,
+            &scenarios[k / 2].workload(&jhash, buckets),
+            ns,
+            len,
+        )
+        .ops_per_sec;
+        ValidationRow {
+            table: TABLE_PINNING.into(),
+            config: config.into(),
+            x: mask,
+            published,
+            predicted,
+            // The two figures the SMT slowdown is derived from.
+            fitted: config == "private" && mask >= 2,
+            algo: "jhash2".into(),
+            buckets,
+            ratio: predicted / published,
+        }
+    }))
+}
+
 /// Everything `sim validate` checks: the 2024 tables (fitted on `rows` of the 240-thread
-/// table), seed 003's table and seed 002's pair.
+/// table), seed 003's table, seed 002's pair and seed 000's pinning figures.
 /// Returns the fitted 256-CPU profile, seed 003's fitted profile and the cells.
 pub fn validate_all(
     data_dir: &Path,
@@ -767,6 +853,7 @@ pub fn validate_all(
     let (old, cells) = validate_seed003_with(data_dir, &old_box, len)?;
     out.extend(cells);
     out.push(validate_futex_numa(&profile, len)?);
+    out.extend(validate_pinning(&profile, len)?);
     Ok((profile, old, out))
 }
 
