@@ -1372,11 +1372,12 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
             "futexhash bench --backend model --table numa --nodes 2 --workload lock".into(),
         ],
         caveat: format!(
-            "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: 4× \
-             the local one on the 256-CPU box (a template figure), {}× on seed 002's Ivy \
-             Bridge-EP, which has the seed box's other costs (a published cache-to-cache \
-             latency ratio of that CPU, Xeon E5-2680 v2). The simulator's validated error over \
-             all published rows is ±{}.",
+            "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: \
+             {:.2}× the local one on the 256-CPU box, {}× on seed 002's Ivy Bridge-EP, which \
+             has the seed box's other costs (the built-in template takes the published \
+             cache-to-cache latency ratio of 2 × AMD EPYC 7763 for the first, whose CPU the \
+             seed does not name, and that of Xeon E5-2680 v2 for the second). The simulator's validated error over all published rows is ±{}.",
+            ctx.seed_box.remote_ratio(),
             crate::sim::validate::IVB_EP_REMOTE_RATIO,
             pct(tol)
         ),

@@ -28,6 +28,12 @@
 //!    moved it (the false sharing that 3.13's `____cacheline_aligned_in_smp` removed);
 //! 3. hold the lock for `hold_ns` (compare the futex word, `futex_q_unlock()`).
 //!
+//! Line homes: every bucket line has a home node, where the kernel put the table's memory
+//! ([`LineHomes`]: a private hash on the node of the thread that sized it, the global
+//! hash per node from 6.16 or interleaved at boot in 2 MiB pages before). On a profile
+//! with `home_snoop` (a coherence directory at the home memory, as AMD EPYC has) a
+//! migration or hand-off is local only when both CPUs and the home share a node.
+//!
 //! SMT: CPUs `c` and `c + cores` are siblings (Linux x86 numbering); a thread whose
 //! sibling CPU also runs a thread does its own work (outside, hash, hold) `smt_slowdown`
 //! times slower — perf's threads never sleep, so a sibling with a thread is always busy.
