@@ -816,8 +816,8 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
             format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)
         } else {
             format!(
-                "{what} not determined by these rows (its effect is within their noise: ± {:.1} ns); kept the template's {:.1} ns",
-                f.sigma, f.value
+                "{what} not determined by these rows (halving or doubling it moves them by less than their noise); kept the template's {:.1} ns",
+                f.value
             )
         }
     };
