@@ -21,8 +21,8 @@
 
 use super::profile::MachineProfile;
 use super::{
-    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, SimLength, SimOp, SimWorkload, round_robin_cpus,
-    simulate,
+    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, PAGE_BYTES, Refcount, SimLength, SimOp,
+    SimWorkload, round_robin_cpus, simulate,
 };
 use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
@@ -113,22 +113,34 @@ impl Scenario {
             })
             .collect();
         // A private hash is allocated by perf's main thread, on the run's first CPU; the
-        // global hash per node (6.16+) or interleaved at boot in huge pages.
+        // global hash per node (6.16+) or interleaved at boot, in huge pages if it is
+        // large enough for them.
+        let bucket_bytes = u64::from(self.design.bucket_bytes.max(1));
         let homes = if buckets > 0 {
             LineHomes::NodeOfCpu(self.cpus.first().copied().unwrap_or(0))
         } else if nodes > 1 {
-            LineHomes::Blocks(per_node)
+            LineHomes::Blocks(per_node * bucket_bytes)
+        } else if size * bucket_bytes >= GLOBAL_INTERLEAVE_BYTES {
+            LineHomes::Blocks(GLOBAL_INTERLEAVE_BYTES)
         } else {
-            LineHomes::Blocks(
-                (GLOBAL_INTERLEAVE_BYTES / u64::from(self.design.bucket_bytes.max(1))).max(1),
-            )
+            LineHomes::Blocks(PAGE_BYTES)
+        };
+        // Only a private hash is reference-counted (`futex_private_hash_get()`): an
+        // operation on the global hash takes no reference, whatever the kernel.
+        let design = if buckets == 0 {
+            Design {
+                refcount: Refcount::None,
+                ..self.design
+            }
+        } else {
+            self.design
         };
         SimWorkload {
             op: self.op,
             buckets_per_thread,
             cpu_of_thread: round_robin_cpus(self.keys_per_thread.len(), &self.cpus),
             locks: (per_node * nodes) as usize,
-            design: self.design,
+            design,
             start_order: 0,
             homes,
         }
@@ -489,18 +501,31 @@ mod tests {
         // A private hash: on the node of the thread that sized it (the run's first CPU).
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
         assert_eq!(sc.workload(&h, 1024).homes, LineHomes::NodeOfCpu(64));
-        // One global table of 65536 64-byte buckets, interleaved in 2 MiB huge pages:
-        // 32768 buckets per page.
-        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(32768));
-        // 24-byte buckets: 2 MiB / 24 = 87381 per page.
+        // One global table of 65536 64-byte buckets (4 MiB), interleaved in 2 MiB huge
+        // pages.
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(2 << 20));
+        // 65536 24-byte buckets: 1.5 MiB, too small for huge pages: 4 KiB pages.
         sc.design.bucket_bytes = 24;
-        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(87381));
-        // 6.16's table per node: node n's table on node n.
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(4096));
+        // 6.16's table per node: node n's table (32768 buckets of 64 bytes) on node n.
         sc.design.bucket_bytes = 64;
         sc.global_nodes = 2;
-        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(32768));
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(32768 * 64));
         sc.global_buckets = 1024;
-        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(512));
+        assert_eq!(sc.workload(&h, 0).homes, LineHomes::Blocks(512 * 64));
+    }
+
+    #[test]
+    fn only_the_private_hash_takes_a_reference() {
+        // futex_private_hash_get() is called for the private hash; the global hash's
+        // operations take no reference in any kernel.
+        let mut sc = scenario(4, 8);
+        sc.design.refcount = Refcount::Shared;
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        assert_eq!(sc.workload(&h, 16).design.refcount, Refcount::Shared);
+        assert_eq!(sc.workload(&h, 0).design.refcount, Refcount::None);
+        sc.design.refcount = Refcount::PerCpu;
+        assert_eq!(sc.workload(&h, 0).design.refcount, Refcount::None);
     }
 
     #[test]

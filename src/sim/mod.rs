@@ -165,9 +165,10 @@ pub enum LineHomes {
     /// node-local) by the thread that sized it — perf's main thread, which runs on the
     /// benchmark's CPUs.
     NodeOfCpu(u32),
-    /// Consecutive blocks of this many locks on nodes 0, 1, 2, … in turn: the global
-    /// hash, one table per node from 6.16, before that one table interleaved page by
-    /// page over the nodes at boot (`alloc_large_system_hash()` with `hashdist`).
+    /// Consecutive blocks of this many bytes of the bucket array on nodes 0, 1, 2, … in
+    /// turn (a cache line goes with the block its first byte is in): the global hash,
+    /// one table per node from 6.16, before that one table interleaved page by page over
+    /// the nodes at boot (`alloc_large_system_hash()` with `hashdist`).
     Blocks(u64),
 }
 
@@ -177,13 +178,16 @@ impl Default for LineHomes {
     }
 }
 
-/// The interleave granule of the single global hash table: a 2 MiB huge page. Seed
-/// 000's boot log prints "futex hash table entries: 65536 (order: 10, 4194304 bytes,
-/// vmalloc hugepage)": since Linux 5.13 `alloc_large_system_hash()` maps its table with
-/// huge pages, so its boot-time interleave moves in 2 MiB steps. (Kernels before 5.13
-/// interleaved 4 KiB pages, and 3.12's 256 buckets were a static array on node 0; with
-/// a table smaller than 2 MiB this rule puts it all on node 0.)
+/// The interleave granule of a single global hash table of at least this size: a 2 MiB
+/// huge page. Seed 000's boot log prints "futex hash table entries: 65536 (order: 10,
+/// 4194304 bytes, vmalloc hugepage)": since Linux 5.13 `alloc_large_system_hash()` maps
+/// its table with huge pages when it is that large, so its boot-time interleave moves in
+/// 2 MiB steps; a smaller table is interleaved in 4 KiB pages ([`PAGE_BYTES`]), as every
+/// table was before 5.13. (3.12's 256 buckets were a static array on node 0, which this
+/// rule does not know: no profile with home snooping models 3.12.)
 pub const GLOBAL_INTERLEAVE_BYTES: u64 = 2 << 20;
+/// A base page: the interleave granule of a global table smaller than 2 MiB.
+pub const PAGE_BYTES: u64 = 4096;
 
 /// Result of one simulated run.
 #[derive(Clone, Debug, PartialEq)]
@@ -620,10 +624,13 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     let nodes = u64::from(m.nodes.max(1));
     let home_of = |b: usize| match w.homes {
         LineHomes::NodeOfCpu(c) => x.node.get(c as usize).copied().unwrap_or(0),
-        LineHomes::Blocks(k) => (b as u64 / k.max(1) % nodes) as u32,
+        LineHomes::Blocks(bytes) => {
+            let line_start = line_of(b) as u64 * u64::from(CACHE_LINE);
+            (line_start / bytes.max(1) % nodes) as u32
+        }
     };
     // The shared reference lives in the private hash's header (`struct
-    // futex_private_hash`), on the table's node.
+    // futex_private_hash`), on the table's node; only a private hash has one.
     let reference_home = match w.homes {
         LineHomes::NodeOfCpu(c) => x.node.get(c as usize).copied().unwrap_or(0),
         LineHomes::Blocks(_) => 0,
@@ -1009,8 +1016,23 @@ mod tests {
         m.home_snoop = true;
         near(run(&m, LineHomes::NodeOfCpu(0)), 1150.0);
         near(run(&m, LineHomes::NodeOfCpu(2)), 1250.0);
-        // Lock 0 on node 0, lock 1 on node 1: every other migration is remote.
-        near(run(&m, LineHomes::Blocks(1)), 1200.0);
+        // Lock 0 (its 64-byte line) on node 0, lock 1 on node 1: every other migration is
+        // remote.
+        near(run(&m, LineHomes::Blocks(64)), 1200.0);
+        // CPUs on different nodes (0 and 2): every migration is remote, whichever node
+        // the memory is on, with home snooping or without.
+        let across = |m: &MachineProfile, homes: LineHomes| {
+            let w = SimWorkload {
+                homes,
+                cpu_of_thread: vec![0, 2],
+                ..workload(2, 2, keys, 2)
+            };
+            simulate(m, &w, 0.0, LONG).ops_per_sec
+        };
+        near(across(&m, LineHomes::NodeOfCpu(0)), 1250.0);
+        near(across(&m, LineHomes::NodeOfCpu(2)), 1250.0);
+        m.home_snoop = false;
+        near(across(&m, LineHomes::NodeOfCpu(0)), 1250.0);
     }
 
     #[test]

@@ -34,11 +34,12 @@ pub struct MachineProfile {
     pub line_miss_ns: f64,
     /// Home snooping: the coherence directory of a line sits with its home memory, so a
     /// transfer between two CPUs of one node is local only when the line's memory is on
-    /// that node too; otherwise it costs as much as a transfer across nodes. True of AMD
-    /// EPYC (2 × EPYC 7R13: 107 ns between core complexes of one socket, 200 ns on the
-    /// other socket's, 197 ns across sockets; `nviennot/core-to-core-latency`). False:
-    /// source snooping (the requester snoops its peers itself, as 2-socket Xeon E5 in
-    /// their default Early Snoop mode), where only the two CPUs' nodes matter.
+    /// that node too; otherwise it costs as much as a transfer across nodes. Published AMD
+    /// EPYC matrices are consistent with it (2 × EPYC 7R13: 107 ns between core complexes
+    /// of one socket, 200 ns on the other socket's, 197 ns across sockets;
+    /// `nviennot/core-to-core-latency`). False:
+    /// source snooping (the requester snoops its peers itself; assumed of 2-socket Xeon E5
+    /// in their Early Snoop mode), where only the two CPUs' nodes matter.
     #[serde(default)]
     pub home_snoop: bool,
     /// Hardware threads per core (SMT). CPUs are numbered as Linux numbers them on x86:

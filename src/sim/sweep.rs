@@ -392,8 +392,9 @@ pub fn run_lock_test(
         locks,
         design: Design::default(),
         start_order: 0,
-        // FUTEX2_NUMA: node n's bucket is in node n's table, on node n.
-        homes: LineHomes::Blocks(1),
+        // FUTEX2_NUMA: node n's bucket (lock n, one cache line) is in node n's table, on
+        // node n.
+        homes: LineHomes::Blocks(u64::from(CACHE_LINE)),
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.

@@ -202,8 +202,8 @@ pub fn replay<H: KeyHasher + ?Sized>(
     let hold = ps(m.hold_ns);
     let (local, remote) = (ps(m.handoff_local_ns), ps(m.handoff_remote_ns));
     let (miss_local, miss_remote) = (ps(m.line_miss_ns), ps(m.line_miss_ns * m.remote_ratio()));
-    let cpus_per_node = (m.cpus / m.nodes.max(1)).max(1);
-    let node_of = |cpu: u32| cpu / cpus_per_node;
+    // The profile's own numbering (SMT siblings `cores` apart), as `simulate` uses.
+    let node_of = |cpu: u32| m.node_of(cpu);
     let cpu_of: Vec<u32> = (0..threads.len())
         .map(|i| (i % m.cpus as usize) as u32)
         .collect();

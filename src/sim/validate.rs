@@ -265,7 +265,7 @@ pub const TABLE_NUMA: &str = "seed002-futex_numa-ivbep";
 pub const TABLE_PINNING: &str = "seed000-110threads-pinning";
 
 /// Seed 000's 110-thread runs (Sebastian Andrzej Siewior, "Re: [RFC v2 PATCH 0/4] futex:
-/// Add support task local hash maps", 2024-10-28; mean of 5 runs each), ops/sec per
+/// Add support task local hash maps", 2024-10-31; mean of 5 runs each), ops/sec per
 /// thread: `(node mask, global hash, private hash of 65536 slots)`. Mask 1 = the CPUs of
 /// node 0, 2 = node 1, 3 = both nodes (the first 110 CPUs: 64 on node 0, 46 on node 1,
 /// no two on one core). Node 1's private figure and the both-nodes private figure set
@@ -278,16 +278,19 @@ pub const PINNING_110: [(u64, f64, f64); 3] = [
 ];
 
 /// The 256-CPU template: what calibration does not fit. The hold time is a typical figure
-/// (a bucket lock held for a compare and an unlock). Line transfers are those of the only
-/// published 2-socket machine with 64 cores per socket found, as the seed box has
-/// (2 × AMD EPYC 7763, core-to-core CAS latency matrix `Dual AMD EPYC 7763 64-Core
-/// Processor by-fwyzard.csv` in `KCORES/core-to-core-latency-plus`, `results/`): a
-/// migration between two cores of one socket 113.1 ns (mean over its 4032 pairs), across
-/// sockets 302.7 ns (4096 pairs), so remote / local = 2.68 for migrations and hand-offs
-/// alike. Home snooping ([`MachineProfile::home_snoop`]): the seed box's own 110-thread
-/// figures show it — pinned to one node, the global hash (memory interleaved over both
-/// nodes) ran 9–10 % slower than a private hash (memory on that node), though every
-/// thread and every line owner was on the one node ([`PINNING_110`]). Topology: 128
+/// (a bucket lock held for a compare and an unlock). Line transfers are those of the
+/// newest published 2-socket matrix with 64 cores per socket found, as the seed box (a
+/// 2024 machine whose CPU the seed does not name) has: 2 × AMD EPYC 7763 (Milan),
+/// core-to-core CAS latency matrix `Dual AMD EPYC 7763 64-Core Processor by-fwyzard.csv`
+/// in `KCORES/core-to-core-latency-plus`, `results/`: a migration between two cores of
+/// one socket 113.1 ns (mean over its 4032 pairs), across sockets 302.7 ns (4096 pairs),
+/// so remote / local = 2.68 for migrations and hand-offs alike. (The older Rome
+/// matrices with 64 cores per socket, 2 × EPYC 7702 and 7742, give about 131 ns and a
+/// ratio of 1.9.) Home snooping ([`MachineProfile::home_snoop`]): the seed box's own
+/// 110-thread figures are consistent with it — pinned to one node, the global hash
+/// (memory interleaved over both nodes) ran 8.5–10 % slower than a private hash (memory
+/// on that node), though every thread and every line owner was on the one node
+/// ([`PINNING_110`]). Topology: 128
 /// cores × 2 threads (seed 000's `taskset -pc` printed node 1 as `64-127,192-255`). The
 /// SMT slowdown 1.05 is derived from seed 000's own figures — 110 threads pinned to node
 /// 1 (92 of them sharing a core) ran 2,437,498 ops/sec at 65536 slots against 2,535,749
@@ -743,8 +746,8 @@ pub const IVB_EP_REMOTE_RATIO: f64 = 2.5;
 /// Seed 002's box: a 2-node Ivy Bridge-EP. Assumed two 10-core sockets with
 /// Hyper-Threading (40 CPUs), the common IVB-EP server of 2013. The costs are the 256-CPU
 /// box's fitted ones (`profile`), since no table of seed 002 can calibrate them, except
-/// the remote hand-off: the 256-CPU template's ratio of 4 is a generic guess, and the
-/// ratio of an IVB-EP is published ([`IVB_EP_REMOTE_RATIO`]).
+/// the remote hand-off: the 256-CPU template's ratio (2.68) is another machine's, and
+/// the ratio of an IVB-EP is published ([`IVB_EP_REMOTE_RATIO`]).
 pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
     MachineProfile {
         name: format!(
@@ -756,8 +759,8 @@ pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
         threads_per_core: 2,
         smt_slowdown: Some(profile.smt_slowdown.unwrap_or(2.0 / 1.3)),
         handoff_remote_ns: profile.handoff_local_ns * IVB_EP_REMOTE_RATIO,
-        // 2-socket Xeon E5 v2 snoop from the requester (Early Snoop, their default):
-        // whatever the 256-CPU box's coherence, only the two CPUs' nodes matter here.
+        // Assumed: 2-socket Xeon E5 v2 snoop from the requester (Early Snoop), so whatever
+        // the 256-CPU box's coherence, only the two CPUs' nodes matter here.
         home_snoop: false,
         ..profile.clone()
     }
