@@ -373,6 +373,29 @@ mod tests {
     }
 
     #[test]
+    fn replay_numbers_nodes_as_the_profile_does() {
+        // 4 CPUs = 2 cores × 2 SMT threads on 2 nodes: siblings are `cores` apart, so
+        // CPUs 0 and 2 are core 0 (node 0), CPUs 1 and 3 core 1 (node 1). Two threads on
+        // one hot key run on CPUs 0 and 1, different nodes: every op is the hold plus a
+        // remote hand-off, 100 + 600 ns (numbering CPUs 0 and 1 as node 0 gave 100 + 200).
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let mut m = machine(4);
+        m.nodes = 2;
+        m.threads_per_core = 2;
+        m.smt_slowdown = Some(1.0);
+        m.outside_ns = 10.0;
+        assert_eq!((m.node_of(0), m.node_of(1), m.node_of(2)), (0, 1, 0));
+        let r = rec(2, 2000, 0, true);
+        let hot = replay(&m, &r, "t", &h, 0, 0.0).unwrap();
+        let want = 1e9 / 700.0;
+        assert!(
+            (hot.ops_per_sec_total / want - 1.0).abs() < 0.03,
+            "{} vs {want}",
+            hot.ops_per_sec_total
+        );
+    }
+
+    #[test]
     fn one_hot_key_serialises_the_threads() {
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
         let mut m = machine(8);
