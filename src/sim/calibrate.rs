@@ -21,11 +21,11 @@
 
 use super::profile::MachineProfile;
 use super::{
-    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, PAGE_BYTES, Refcount, SimLength, SimOp,
-    SimWorkload, round_robin_cpus, simulate,
+    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, Refcount, SimLength, SimOp, SimWorkload,
+    round_robin_cpus, simulate,
 };
 use crate::hashers::KeyHasher;
-use crate::key::FutexKey;
+use crate::key::{FutexKey, PAGE_SIZE};
 
 /// Relative noise assumed for a row that does not state its own: perf printed ±0.3–0.9 %
 /// for the seed runs; 1 % also covers run-to-run drift.
@@ -123,7 +123,7 @@ impl Scenario {
         } else if size * bucket_bytes >= GLOBAL_INTERLEAVE_BYTES {
             LineHomes::Blocks(GLOBAL_INTERLEAVE_BYTES)
         } else {
-            LineHomes::Blocks(PAGE_BYTES)
+            LineHomes::Blocks(PAGE_SIZE)
         };
         // Only a private hash is reference-counted (`futex_private_hash_get()`): an
         // operation on the global hash takes no reference, whatever the kernel.

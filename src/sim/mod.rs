@@ -182,12 +182,10 @@ impl Default for LineHomes {
 /// huge page. Seed 000's boot log prints "futex hash table entries: 65536 (order: 10,
 /// 4194304 bytes, vmalloc hugepage)": since Linux 5.13 `alloc_large_system_hash()` maps
 /// its table with huge pages when it is that large, so its boot-time interleave moves in
-/// 2 MiB steps; a smaller table is interleaved in 4 KiB pages ([`PAGE_BYTES`]), as every
-/// table was before 5.13. (3.12's 256 buckets were a static array on node 0, which this
+/// 2 MiB steps; a smaller table is interleaved in base pages
+/// ([`crate::key::PAGE_SIZE`]), as every table was before 5.13. (3.12's 256 buckets were a static array on node 0, which this
 /// rule does not know: no profile with home snooping models 3.12.)
 pub const GLOBAL_INTERLEAVE_BYTES: u64 = 2 << 20;
-/// A base page: the interleave granule of a global table smaller than 2 MiB.
-pub const PAGE_BYTES: u64 = 4096;
 
 /// Result of one simulated run.
 #[derive(Clone, Debug, PartialEq)]
@@ -622,19 +620,21 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     // the lock's last holder and no separate line state is needed.
     let lines_shared = d.bucket_bytes < CACHE_LINE;
     let nodes = u64::from(m.nodes.max(1));
-    let home_of = |b: usize| match w.homes {
-        LineHomes::NodeOfCpu(c) => x.node.get(c as usize).copied().unwrap_or(0),
-        LineHomes::Blocks(bytes) => {
-            let line_start = line_of(b) as u64 * u64::from(CACHE_LINE);
-            (line_start / bytes.max(1) % nodes) as u32
-        }
-    };
-    // The shared reference lives in the private hash's header (`struct
-    // futex_private_hash`), on the table's node; only a private hash has one.
-    let reference_home = match w.homes {
+    let table_node = match w.homes {
         LineHomes::NodeOfCpu(c) => x.node.get(c as usize).copied().unwrap_or(0),
         LineHomes::Blocks(_) => 0,
     };
+    // The home of cache line `line`. Without home snooping no transfer looks at it, so the
+    // per-operation divisions of an interleaved table are skipped.
+    let home_of_line = |line: usize| match w.homes {
+        LineHomes::Blocks(bytes) if x.home_snoop => {
+            (line as u64 * u64::from(CACHE_LINE) / bytes.max(1) % nodes) as u32
+        }
+        _ => table_node,
+    };
+    // The shared reference lives in the private hash's header (`struct
+    // futex_private_hash`), on the table's node; only a private hash has one.
+    let reference_home = table_node;
     let mut line_last_cpu = if lines_shared {
         vec![NO_CPU; line_of(w.locks - 1) + 1]
     } else {
@@ -747,7 +747,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 let line = line_of(b);
                 let l = lock[b];
                 let contended = now < l.free_at;
-                let home = home_of(b);
+                let home = home_of_line(line);
                 let mut start = now.max(l.free_at);
                 if contended && per_waiter > 0 {
                     let q = &mut pending[line];

@@ -202,8 +202,9 @@ pub fn replay<H: KeyHasher + ?Sized>(
     let hold = ps(m.hold_ns);
     let (local, remote) = (ps(m.handoff_local_ns), ps(m.handoff_remote_ns));
     let (miss_local, miss_remote) = (ps(m.line_miss_ns), ps(m.line_miss_ns * m.remote_ratio()));
-    // The profile's own numbering (SMT siblings `cores` apart), as `simulate` uses.
-    let node_of = |cpu: u32| m.node_of(cpu);
+    // The profile's own numbering (SMT siblings `cores` apart), as `simulate` uses,
+    // looked up per CPU rather than divided out per acquisition.
+    let node: Vec<u32> = (0..m.cpus).map(|c| m.node_of(c)).collect();
     let cpu_of: Vec<u32> = (0..threads.len())
         .map(|i| (i % m.cpus as usize) as u32)
         .collect();
@@ -236,7 +237,7 @@ pub fn replay<H: KeyHasher + ?Sized>(
             let mut start = now.max(lock_free_at[l]);
             let last = lock_last_cpu[l];
             if last != NO_CPU && last != cpu {
-                start += match (busy, node_of(last) == node_of(cpu)) {
+                start += match (busy, node[last as usize] == node[cpu as usize]) {
                     (true, true) => local,
                     (true, false) => remote,
                     (false, true) => miss_local,
