@@ -6,7 +6,8 @@
 use std::process::Command;
 
 /// (command line, text the one-line message must contain). `PROFILE_MISSING_FIELD` and
-/// `PROFILE_BAD_CPUS` are replaced by profile files written by the test.
+/// the `PROFILE_BAD_*` names of `BAD_PROFILE_LINES` are replaced by profile files written
+/// by the test.
 const CASES: &[(&str, &str)] = &[
     ("bench -t 0", "'0'"),
     ("bench -t abc", "'abc'"),
@@ -158,6 +159,24 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("sim --profile PROFILE_MISSING_FIELD", "`cpus`"),
     ("sim --profile PROFILE_BAD_CPUS", "`cpus`"),
+    // A value of the wrong type: the toml message ("expected a boolean") names no field.
+    ("sim --profile PROFILE_BAD_HOME_SNOOP", "`home_snoop`"),
+    (
+        "sim --profile PROFILE_BAD_REMOTE_MISS",
+        "line_miss_remote_ns = -5",
+    ),
+];
+
+/// Profiles written by the test: `data/machines/this-vm.toml` with the line starting with
+/// the second column replaced by the third.
+const BAD_PROFILE_LINES: &[(&str, &str, &str)] = &[
+    ("PROFILE_BAD_CPUS", "cpus =", "cpus = 2^40"),
+    ("PROFILE_BAD_HOME_SNOOP", "home_snoop =", "home_snoop = 2"),
+    (
+        "PROFILE_BAD_REMOTE_MISS",
+        "home_snoop =",
+        "home_snoop = false\nline_miss_remote_ns = -5",
+    ),
 ];
 
 fn run(args: &[String]) -> std::process::Output {
@@ -174,31 +193,38 @@ fn every_bad_input_is_one_line_exit_2_naming_the_value() {
     std::fs::create_dir_all(&dir).unwrap();
     let missing = dir.join("missing-field.toml");
     std::fs::write(&missing, "name = \"x\"\n").unwrap();
-    let bad_cpus = dir.join("bad-cpus.toml");
     let vm = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/this-vm.toml"),
     )
     .unwrap();
-    let bad: String = vm
-        .lines()
-        .map(|l| {
-            if l.starts_with("cpus =") {
-                "cpus = 2^40"
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    std::fs::write(&bad_cpus, bad).unwrap();
+    let mut bad_profiles = Vec::new();
+    for &(name, prefix, replacement) in BAD_PROFILE_LINES {
+        assert!(vm.lines().any(|l| l.starts_with(prefix)), "{prefix}");
+        let bad: String = vm
+            .lines()
+            .map(|l| {
+                if l.starts_with(prefix) {
+                    replacement
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, bad).unwrap();
+        bad_profiles.push((name, path));
+    }
     let mut failures = Vec::new();
     for (line, want) in CASES {
         let args: Vec<String> = line
             .split_whitespace()
             .map(|a| match a {
                 "PROFILE_MISSING_FIELD" => missing.display().to_string(),
-                "PROFILE_BAD_CPUS" => bad_cpus.display().to_string(),
-                a => a.to_string(),
+                a => bad_profiles
+                    .iter()
+                    .find(|(name, _)| *name == a)
+                    .map_or(a.to_string(), |(_, path)| path.display().to_string()),
             })
             .collect();
         let o = run(&args);

@@ -546,6 +546,7 @@ mod tests {
             handoff_local_ns: 250.0,
             handoff_remote_ns: 500.0,
             line_miss_ns: 40.0,
+            line_miss_remote_ns: None,
             ..MachineProfile::minimal("truth", 32, 2)
         };
         let sc = scenario(32, 32);

@@ -276,7 +276,7 @@ pub fn check_clock(
         + m.hold_ns
         + m.handoff_local_ns
         + m.handoff_remote_ns
-        + m.line_miss_ns * (m.handoff_remote_ns / m.handoff_local_ns.max(1e-9)).max(1.0)
+        + m.line_miss_ns.max(m.line_miss_remote())
         + m.ticket_spinner_ns.unwrap_or(0.0) * t
         + m.queue_spinner_ns * t
         + 2.0 * m.atomic_ns
@@ -539,7 +539,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         local: ps(m.handoff_local_ns),
         remote: ps(m.handoff_remote_ns),
         miss_local: ps(m.line_miss_ns),
-        miss_remote: ps(m.line_miss_ns * m.remote_ratio()),
+        miss_remote: ps(m.line_miss_remote()),
     };
     let per_waiter = ps(match d.lock {
         LockKind::Ticket => m.ticket_spinner_ns.unwrap_or(0.0),
@@ -924,6 +924,7 @@ mod tests {
             handoff_local_ns: 200.0,
             handoff_remote_ns: 600.0,
             line_miss_ns: 0.0,
+            line_miss_remote_ns: None,
             ..MachineProfile::minimal("test", cpus, nodes)
         }
     }
@@ -1033,6 +1034,38 @@ mod tests {
         near(across(&m, LineHomes::NodeOfCpu(2)), 1250.0);
         m.home_snoop = false;
         near(across(&m, LineHomes::NodeOfCpu(0)), 1250.0);
+    }
+
+    #[test]
+    fn a_stated_cross_node_migration_replaces_the_hand_off_ratio_for_migrations_only() {
+        // Two threads on different nodes (CPUs 0 and 2 of 4) swap two locks in lockstep,
+        // as above: every operation is outside + one remote migration + hold.
+        let mut m = machine(4, 2);
+        m.outside_ns = 1000.0;
+        m.line_miss_ns = 50.0;
+        let keys = |t: usize| if t == 0 { vec![0, 1] } else { vec![1, 0] };
+        let w = SimWorkload {
+            cpu_of_thread: vec![0, 2],
+            ..workload(2, 2, keys, 2)
+        };
+        let per_op = |m: &MachineProfile| 1e9 / simulate(m, &w, 0.0, LONG).ops_per_sec;
+        // Unstated: 50 × 600 / 200 = 150.
+        assert!((per_op(&m) - 1250.0).abs() < 10.0, "{}", per_op(&m));
+        m.line_miss_remote_ns = Some(80.0);
+        assert!((per_op(&m) - 1180.0).abs() < 10.0, "{}", per_op(&m));
+        // A contended hand-off across nodes still costs handoff_remote_ns: two threads on
+        // one lock with no outside work alternate, each acquisition a remote hand-off.
+        let mut busy = m.clone();
+        busy.outside_ns = 0.0;
+        let one_lock = SimWorkload {
+            cpu_of_thread: vec![0, 2],
+            ..workload(2, 2, |_| vec![0], 1)
+        };
+        let total = simulate(&busy, &one_lock, 0.0, LONG).ops_per_sec_total;
+        assert!(
+            (total * (600.0 + 100.0) / 1e9 - 1.0).abs() < 0.02,
+            "{total} vs 1e9/700"
+        );
     }
 
     #[test]

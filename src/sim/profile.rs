@@ -29,9 +29,17 @@ pub struct MachineProfile {
     /// Lock hand-off across nodes.
     pub handoff_remote_ns: f64,
     /// Cache-line migration of an uncontended bucket last locked by another CPU of the same
-    /// node (across nodes: times `handoff_remote_ns / handoff_local_ns`). Not fitted.
+    /// node. Not fitted.
     #[serde(default)]
     pub line_miss_ns: f64,
+    /// The same migration across nodes (with home snooping: also from or to a line homed
+    /// on another node), as a core-to-core latency matrix measures it: one line moved by
+    /// one atomic. Not fitted; when absent, `line_miss_ns` times the hand-off's
+    /// `handoff_remote_ns / handoff_local_ns`. A hand-off moves several lines (the lock
+    /// word, the next MCS node, the bucket), so its cross-node ratio need not be one
+    /// line's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_miss_remote_ns: Option<f64>,
     /// Home snooping: the coherence directory of a line sits with its home memory, so a
     /// transfer between two CPUs of one node is local only when the line's memory is on
     /// that node too; otherwise it costs as much as a transfer across nodes. Published AMD
@@ -119,6 +127,13 @@ impl MachineProfile {
         }
     }
 
+    /// A line migration across nodes: `line_miss_remote_ns`, else `line_miss_ns` scaled
+    /// by the hand-off's remote/local ratio.
+    pub fn line_miss_remote(&self) -> f64 {
+        self.line_miss_remote_ns
+            .unwrap_or(self.line_miss_ns * self.remote_ratio())
+    }
+
     /// `handoff_remote_ns / handoff_local_ns` (1 when the local cost is 0).
     pub fn remote_ratio(&self) -> f64 {
         if self.handoff_local_ns > 0.0 {
@@ -174,6 +189,10 @@ impl MachineProfile {
             ("handoff_local_ns", self.handoff_local_ns),
             ("handoff_remote_ns", self.handoff_remote_ns),
             ("line_miss_ns", self.line_miss_ns),
+            (
+                "line_miss_remote_ns",
+                self.line_miss_remote_ns.unwrap_or_default(),
+            ),
             ("queue_spinner_ns", self.queue_spinner_ns),
             ("atomic_ns", self.atomic_ns),
             (
@@ -206,6 +225,7 @@ impl MachineProfile {
             handoff_local_ns: 0.0,
             handoff_remote_ns: 0.0,
             line_miss_ns: 0.0,
+            line_miss_remote_ns: None,
             home_snoop: false,
             threads_per_core: 1,
             smt_slowdown: None,
@@ -229,7 +249,11 @@ impl MachineProfile {
                 // The key of that line, when the error is in its value.
                 let key = text.lines().nth(line - 1).and_then(|l| l.split_once('='));
                 match key.map(|(k, _)| k.trim()).filter(|k| !k.is_empty()) {
-                    Some(k) if !e.message().contains('`') => format!(" (field `{k}`, line {line})"),
+                    // Unless the message names a field itself ("missing field `cpus`",
+                    // "unknown field `x`"): then the span is the table, not a value.
+                    Some(k) if !e.message().contains("field `") => {
+                        format!(" (field `{k}`, line {line})")
+                    }
                     _ => format!(" (line {line})"),
                 }
             });
@@ -377,6 +401,7 @@ mod tests {
             handoff_local_ns: 3.0,
             handoff_remote_ns: 4.0,
             line_miss_ns: 0.5,
+            line_miss_remote_ns: None,
             ..MachineProfile::minimal("x", 4, 2)
         };
         let mut p = p;

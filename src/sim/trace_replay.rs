@@ -201,7 +201,7 @@ pub fn replay<H: KeyHasher + ?Sized>(
     let outside = ps(m.outside_ns + hash_ns);
     let hold = ps(m.hold_ns);
     let (local, remote) = (ps(m.handoff_local_ns), ps(m.handoff_remote_ns));
-    let (miss_local, miss_remote) = (ps(m.line_miss_ns), ps(m.line_miss_ns * m.remote_ratio()));
+    let (miss_local, miss_remote) = (ps(m.line_miss_ns), ps(m.line_miss_remote()));
     // The profile's own numbering (SMT siblings `cores` apart), as `simulate` uses,
     // looked up per CPU rather than divided out per acquisition.
     let node: Vec<u32> = (0..m.cpus).map(|c| m.node_of(c)).collect();
@@ -319,6 +319,7 @@ mod tests {
             handoff_local_ns: 200.0,
             handoff_remote_ns: 600.0,
             line_miss_ns: 0.0,
+            line_miss_remote_ns: None,
             ..MachineProfile::minimal("test", cpus, 1)
         };
         p.hash_ns.insert("jhash2".into(), 0.0);
