@@ -278,33 +278,33 @@ pub const PINNING_110: [(u64, f64, f64); 3] = [
 ];
 
 /// The 256-CPU template: what calibration does not fit. The hold time is a typical figure
-/// (a bucket lock held for a compare and an unlock). Line transfers are those of the
-/// newest published 2-socket matrix with 64 cores per socket found, as the seed box (a
-/// 2024 machine whose CPU the seed does not name) has: 2 × AMD EPYC 7763 (Milan),
-/// core-to-core CAS latency matrix `Dual AMD EPYC 7763 64-Core Processor by-fwyzard.csv`
-/// in `KCORES/core-to-core-latency-plus`, `results/`: a migration between two cores of
-/// one socket 113.1 ns (mean over its 4032 pairs), across sockets 302.7 ns (4096 pairs),
-/// so remote / local = 2.68 for migrations and hand-offs alike. (The older Rome
-/// matrices with 64 cores per socket, 2 × EPYC 7702 and 7742, give about 131 ns and a
-/// ratio of 1.9.) Home snooping ([`MachineProfile::home_snoop`]): the seed box's own
-/// 110-thread figures are consistent with it — pinned to one node, the global hash
-/// (memory interleaved over both nodes) ran 8.5–10 % slower than a private hash (memory
-/// on that node), though every thread and every line owner was on the one node
-/// ([`PINNING_110`]). Topology: 128
-/// cores × 2 threads (seed 000's `taskset -pc` printed node 1 as `64-127,192-255`). The
-/// SMT slowdown 1.05 is derived from seed 000's own figures — 110 threads pinned to node
-/// 1 (92 of them sharing a core) ran 2,437,498 ops/sec at 65536 slots against 2,535,749
-/// spread over both nodes (none sharing): `(18 + 92/s)/110 = 2437498/2535749`, which
-/// ignores that the spread run's migrations cross nodes (a lower bound). No hash costs:
-/// they are timed on the machine running the simulation.
+/// (a bucket lock held for a compare and an unlock). Line transfers: the seed box is a
+/// 2024 machine with 2 × 64 cores and SMT whose CPU the seed does not name, so they are
+/// the means over the published 2-socket core-to-core matrices with 64 cores per socket
+/// found ([`EPYC_2S64_MATRICES`]; Rome and Milan, as the box may be), one migration
+/// between two cores of the line's home socket and one across sockets, and remote /
+/// local = 2.25 for migrations and hand-offs alike. A single matrix would give the
+/// node-pinned 110-thread table a median error of 0.023 to 0.093 (docs/sim.md). Home
+/// snooping ([`MachineProfile::home_snoop`]): the matrices show it (the other socket's
+/// pairs cost about what a cross-socket pair does), and the seed box's own 110-thread
+/// figures are consistent with it — pinned to one node, the global hash (memory
+/// interleaved over both nodes) ran 8.5–10 % slower than a private hash (memory on that
+/// node), though every thread and every line owner was on the one node
+/// ([`PINNING_110`]). Topology: 128 cores × 2 threads (seed 000's `taskset -pc` printed
+/// node 1 as `64-127,192-255`). The SMT slowdown 1.05 is derived from seed 000's own
+/// figures — 110 threads pinned to node 1 (92 of them sharing a core) ran 2,437,498
+/// ops/sec at 65536 slots against 2,535,749 spread over both nodes (none sharing):
+/// `(18 + 92/s)/110 = 2437498/2535749`, which ignores that the spread run's migrations
+/// cross nodes (a lower bound). No hash costs: they are timed on the machine running the
+/// simulation.
 pub fn seed_box_template() -> MachineProfile {
     MachineProfile {
         name: "seed thread 256-CPU 2-node box (template)".into(),
         outside_ns: 400.0,
         hold_ns: 100.0,
         handoff_local_ns: 100.0,
-        handoff_remote_ns: 100.0 * EPYC_7763_REMOTE_RATIO,
-        line_miss_ns: EPYC_7763_LOCAL_NS,
+        handoff_remote_ns: 100.0 * EPYC_2S64_REMOTE_NS / EPYC_2S64_LOCAL_NS,
+        line_miss_ns: EPYC_2S64_LOCAL_NS,
         line_miss_remote_ns: None,
         home_snoop: true,
         threads_per_core: 2,
@@ -314,11 +314,37 @@ pub fn seed_box_template() -> MachineProfile {
     }
 }
 
-/// Mean one-way latency of a CAS on a line last written by another core of the same
-/// socket, 2 × AMD EPYC 7763 (see [`seed_box_template`]), ns.
-pub const EPYC_7763_LOCAL_NS: f64 = 113.1;
-/// The same across sockets (302.7 ns) over the same-socket mean.
-pub const EPYC_7763_REMOTE_RATIO: f64 = 302.7 / 113.1;
+/// Published core-to-core latency matrices (one-way latency of a CAS on a line last
+/// written by the other core) of 2-socket AMD EPYC servers with 64 cores per socket:
+/// (matrix file, mean over the pairs of the line's home socket, mean over the pairs
+/// across sockets), ns. Means over the first 64 CPUs of each socket (cores, not SMT
+/// siblings: 2016 pairs per socket, 4096 across), computed here from the CSVs. The home
+/// socket is the one whose pairs are cheaper: the 7702's socket 0 (the other 221.3 ns),
+/// the 7742's socket 1 (the other 251.6 ns); the 7763's sockets are alike (110.2 and
+/// 116.0 ns), as a test whose line is homed near the cores would show.
+pub const EPYC_2S64_MATRICES: [(&str, f64, f64); 3] = [
+    (
+        "KCORES/core-to-core-latency-plus results/Dual AMD EPYC 7702 64-Core Processor by-herver.csv",
+        122.5,
+        234.1,
+    ),
+    (
+        "nviennot/core-to-core-latency results/Dual AMD EPYC 7742 64-Core Processor.csv",
+        123.0,
+        264.0,
+    ),
+    (
+        "KCORES/core-to-core-latency-plus results/Dual AMD EPYC 7763 64-Core Processor by-fwyzard.csv",
+        110.2,
+        302.7,
+    ),
+];
+/// The mean home-socket migration of [`EPYC_2S64_MATRICES`], ns (118.6).
+pub const EPYC_2S64_LOCAL_NS: f64 =
+    (EPYC_2S64_MATRICES[0].1 + EPYC_2S64_MATRICES[1].1 + EPYC_2S64_MATRICES[2].1) / 3.0;
+/// The mean cross-socket migration of [`EPYC_2S64_MATRICES`], ns (266.9).
+pub const EPYC_2S64_REMOTE_NS: f64 =
+    (EPYC_2S64_MATRICES[0].2 + EPYC_2S64_MATRICES[1].2 + EPYC_2S64_MATRICES[2].2) / 3.0;
 
 /// The slowdown `s` for which `(alone + shared/s) / (alone + shared) = ratio`.
 pub fn smt_from_pinning(ratio: f64, alone: u32, shared: u32) -> f64 {
@@ -748,7 +774,7 @@ pub const IVB_EP_REMOTE_RATIO: f64 = 2.5;
 /// Seed 002's box: a 2-node Ivy Bridge-EP. Assumed two 10-core sockets with
 /// Hyper-Threading (40 CPUs), the common IVB-EP server of 2013. The costs are the 256-CPU
 /// box's fitted ones (`profile`), since no table of seed 002 can calibrate them, except
-/// the remote hand-off: the 256-CPU template's ratio (2.68) is another machine's, and
+/// the remote hand-off: the 256-CPU template's ratio (2.25) is other machines', and
 /// the ratio of an IVB-EP is published ([`IVB_EP_REMOTE_RATIO`]).
 pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
     MachineProfile {
