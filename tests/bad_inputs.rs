@@ -165,6 +165,17 @@ const CASES: &[(&str, &str)] = &[
         "sim --profile PROFILE_BAD_REMOTE_MISS",
         "line_miss_remote_ns = -5",
     ),
+    // A top-level key written below `[hash_ns]` is a hash cost there: named as one.
+    (
+        "sim --profile PROFILE_KEY_UNDER_HASH_NS",
+        "`hash_ns.home_snoop`",
+    ),
+    // The shared reference's two line transfers count in the clock's bound: this run
+    // fitted the bound without them and overflowed the event key (a panic).
+    (
+        "sim --profile PROFILE_HUGE_MISS -t 4 -b 16 --refcount shared --ops 690000 --warmup 0",
+        "4 threads",
+    ),
 ];
 
 /// Profiles written by the test: `data/machines/this-vm.toml` with the line starting with
@@ -177,6 +188,12 @@ const BAD_PROFILE_LINES: &[(&str, &str, &str)] = &[
         "home_snoop =",
         "home_snoop = false\nline_miss_remote_ns = -5",
     ),
+    (
+        "PROFILE_KEY_UNDER_HASH_NS",
+        "[hash_ns]",
+        "[hash_ns]\nhome_snoop = true",
+    ),
+    ("PROFILE_HUGE_MISS", "line_miss_ns =", "line_miss_ns = 1e9"),
 ];
 
 fn run(args: &[String]) -> std::process::Output {

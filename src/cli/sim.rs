@@ -11,7 +11,7 @@ use crate::sim::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, glo
 use crate::sim::hashcost::hash_cost;
 use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
-use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, run_sweep_with};
+use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, check_sweep, run_sweep_with};
 use crate::sim::validate::{
     MAX_SIM_BUCKETS, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
     hasher_for_column, perf_keys_per_thread, read_published, rms_log_error, seed_box_template,
@@ -509,6 +509,8 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         len: a.len.length()?,
         seed: a.seed,
     };
+    // Refused before the note below and before any hash is timed.
+    check_sweep(&profile, &sweep, &opts).map_err(CliError::Usage)?;
     let cpus_used = node.map_or(profile.cpus, |n| profile.node_cpus(n).len() as u32);
     if let Some(&t) = sweep.threads.iter().find(|&&t| t > cpus_used as usize) {
         eprintln!(
@@ -1026,13 +1028,16 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
 /// ratio`; then the RMS log error per table.
 fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String {
     let mut s = format!(
-        "# profile: {}\n# fitted: outside_ns = {:.1}, hold_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}, line_miss_ns = {:.1}\n",
+        "# profile: {}\n# fitted: outside_ns = {:.1}, hold_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}, line_miss_ns = {:.1}{}\n",
         profile.name,
         profile.outside_ns,
         profile.hold_ns,
         profile.handoff_local_ns,
         profile.handoff_remote_ns,
-        profile.line_miss_ns
+        profile.line_miss_ns,
+        profile
+            .line_miss_remote_ns
+            .map_or(String::new(), |r| format!(", line_miss_remote_ns = {r:.1}"))
     );
     let mut tables: Vec<&str> = Vec::new();
     for r in rows {

@@ -1374,9 +1374,9 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
         caveat: format!(
             "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: \
              {:.2}× the local one on {}, {}× on seed 002's Ivy Bridge-EP, which \
-             has the seed box's other costs (the built-in template takes the mean cache-to-cache \
-             latency ratio of three published 2-socket 64-core AMD EPYC servers for the \
-             first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
+             has the seed box's other costs (the built-in template takes the ratio of the mean \
+             cache-to-cache latencies of three published 2-socket 64-core AMD EPYC servers \
+             for the first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
              second). The simulator's validated error over all published rows is ±{}.",
             ctx.seed_box.remote_ratio(),
             profile_label(&ctx.seed_box),

@@ -21,8 +21,8 @@
 //!    Kaashoek, Morris, Zeldovich, "Non-scalable locks are dangerous", Linux Symposium
 //!    2012), and the small `queue_spinner_ns` for a queued (MCS) lock, whose waiters spin
 //!    on their own nodes. If the lock was free but its cache line was last written by
-//!    another CPU, the line migrates (`line_miss_ns`, times the remote/local ratio across
-//!    nodes). Lines are those of the bucket array: with packed 24-byte buckets (the
+//!    another CPU, the line migrates (`line_miss_ns`; across nodes `line_miss_remote_ns`,
+//!    by default `line_miss_ns` times the hand-off's remote/local ratio). Lines are those of the bucket array: with packed 24-byte buckets (the
 //!    pre-3.13 `struct futex_hash_bucket`: a spinlock and a `plist_head`) two or three
 //!    buckets share a line, so an uncontended operation misses when a neighbour's lock
 //!    moved it (the false sharing that 3.13's `____cacheline_aligned_in_smp` removed);
@@ -276,7 +276,9 @@ pub fn check_clock(
         + m.hold_ns
         + m.handoff_local_ns
         + m.handoff_remote_ns
-        + m.line_miss_ns.max(m.line_miss_remote())
+        // The bucket's transfer, and the shared reference's two (6.16: one on taking it,
+        // one on dropping it).
+        + 3.0 * m.line_miss_ns.max(m.line_miss_remote())
         + m.ticket_spinner_ns.unwrap_or(0.0) * t
         + m.queue_spinner_ns * t
         + 2.0 * m.atomic_ns

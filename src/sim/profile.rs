@@ -244,16 +244,30 @@ impl MachineProfile {
         let p: MachineProfile = toml::from_str(&text).map_err(|e| {
             // The message names the field ("missing field `cpus`"); the span says where.
             let at = e.span().map_or(String::new(), |sp| {
+                // A missing field's span is the whole table: no line to point at.
+                if e.message().starts_with("missing field") {
+                    return String::new();
+                }
                 let start = sp.start.min(text.len());
                 let line = text[..start].matches('\n').count() + 1;
-                // The key of that line, when the error is in its value.
-                let key = text.lines().nth(line - 1).and_then(|l| l.split_once('='));
+                // The key of that line, when the error is in its value, under the table
+                // it is in (a top-level key written below `[hash_ns]` is read as a hash
+                // cost, and must be named as one).
+                let lines: Vec<&str> = text.lines().take(line).collect();
+                let table = lines
+                    .iter()
+                    .rev()
+                    .map(|l| l.trim())
+                    .find(|l| l.starts_with('[') && l.ends_with(']'))
+                    .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
+                let key = lines.last().and_then(|l| l.split_once('='));
                 match key.map(|(k, _)| k.trim()).filter(|k| !k.is_empty()) {
-                    // Unless the message names a field itself ("missing field `cpus`",
-                    // "unknown field `x`"): then the span is the table, not a value.
-                    Some(k) if !e.message().contains("field `") => {
-                        format!(" (field `{k}`, line {line})")
-                    }
+                    // Unless the message names a field itself ("unknown field `x`"): then
+                    // the span is the table, not a value.
+                    Some(k) if !e.message().contains("field `") => match table {
+                        Some(t) => format!(" (field `{t}.{k}`, line {line})"),
+                        None => format!(" (field `{k}`, line {line})"),
+                    },
                     _ => format!(" (line {line})"),
                 }
             });

@@ -210,6 +210,28 @@ pub fn hash_costs(
     hashers.iter().map(|h| hash_cost(profile, h)).collect()
 }
 
+/// What [`run_sweep_with`] refuses before it does any work (hash timing included): a bad
+/// profile, a design the profile lacks a cost for, a run beyond the simulator's clock at
+/// the profile's costs (hash costs the profile does not state count as 0 here; the run
+/// checks again with the timed ones).
+pub fn check_sweep(
+    profile: &MachineProfile,
+    sweep: &SimSweep,
+    opts: &SimOptions,
+) -> Result<(), String> {
+    profile.validate()?;
+    check_design(profile, &opts.design)?;
+    let stated_hash = sweep
+        .hashers
+        .iter()
+        .filter_map(|h| profile.hash_cost(h.name()))
+        .fold(0.0, f64::max);
+    for &t in &sweep.threads {
+        super::check_clock(profile, t, stated_hash, sweep.len)?;
+    }
+    Ok(())
+}
+
 /// [`run_sweep`] with the design axes.
 pub fn run_sweep_with(
     profile: &MachineProfile,
@@ -217,8 +239,7 @@ pub fn run_sweep_with(
     opts: &SimOptions,
     tick: impl Fn() + Sync,
 ) -> Result<Vec<SimRecord>, String> {
-    profile.validate()?;
-    check_design(profile, &opts.design)?;
+    check_sweep(profile, sweep, opts)?;
     let cpus: Vec<u32> = match sweep.node {
         Some(n) if n >= profile.nodes => {
             return Err(format!(

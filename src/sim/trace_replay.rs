@@ -398,6 +398,29 @@ mod tests {
     }
 
     #[test]
+    fn a_stated_cross_node_migration_is_what_an_uncontended_replay_pays() {
+        // CPUs 0 and 1 are on different nodes (as above). Two threads take key 0 in turn,
+        // half a captured gap apart, so the lock is always free and always last held by
+        // the other node: every op is outside + one remote migration + hold.
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let mut m = machine(4);
+        m.nodes = 2;
+        m.threads_per_core = 2;
+        m.smt_slowdown = Some(1.0);
+        m.outside_ns = 10.0;
+        m.line_miss_ns = 50.0;
+        let mut r = rec(2, 200, 10_000, true);
+        for op in r.ops.iter_mut().filter(|op| op.thread == 101) {
+            op.t_ns = op.t_ns.map(|t| t + 5_000);
+        }
+        let p50 = |m: &MachineProfile| replay(m, &r, "t", &h, 0, 1.0).unwrap().latency_ns_p50;
+        // Unstated: 50 × 600 / 200 = 150 across nodes.
+        assert_eq!(p50(&m), 10 + 150 + 100);
+        m.line_miss_remote_ns = Some(80.0);
+        assert_eq!(p50(&m), 10 + 80 + 100);
+    }
+
+    #[test]
     fn one_hot_key_serialises_the_threads() {
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
         let mut m = machine(8);

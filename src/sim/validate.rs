@@ -283,10 +283,11 @@ pub const PINNING_110: [(u64, f64, f64); 3] = [
 /// the means over the published 2-socket core-to-core matrices with 64 cores per socket
 /// found ([`EPYC_2S64_MATRICES`]; Rome and Milan, as the box may be), one migration
 /// between two cores of the line's home socket and one across sockets, and remote /
-/// local = 2.25 for migrations and hand-offs alike. A single matrix would give the
-/// node-pinned 110-thread table a median error of 0.023 to 0.093 (docs/sim.md). Home
-/// snooping ([`MachineProfile::home_snoop`]): the matrices show it (the other socket's
-/// pairs cost about what a cross-socket pair does), and the seed box's own 110-thread
+/// local = 2.23 for migrations and hand-offs alike. The node-pinned 110-thread table
+/// depends on this choice more than any other (docs/sim.md: a median error of 0.023 to
+/// 0.093 with one matrix alone). Home snooping ([`MachineProfile::home_snoop`]): the
+/// 7702 and 7742 matrices show it (the other socket's pairs cost about what a
+/// cross-socket pair does), and the seed box's own 110-thread
 /// figures are consistent with it — pinned to one node, the global hash (memory
 /// interleaved over both nodes) ran 8.5–10 % slower than a private hash (memory on that
 /// node), though every thread and every line owner was on the one node
@@ -317,11 +318,13 @@ pub fn seed_box_template() -> MachineProfile {
 /// Published core-to-core latency matrices (one-way latency of a CAS on a line last
 /// written by the other core) of 2-socket AMD EPYC servers with 64 cores per socket:
 /// (matrix file, mean over the pairs of the line's home socket, mean over the pairs
-/// across sockets), ns. Means over the first 64 CPUs of each socket (cores, not SMT
-/// siblings: 2016 pairs per socket, 4096 across), computed here from the CSVs. The home
-/// socket is the one whose pairs are cheaper: the 7702's socket 0 (the other 221.3 ns),
-/// the 7742's socket 1 (the other 251.6 ns); the 7763's sockets are alike (110.2 and
-/// 116.0 ns), as a test whose line is homed near the cores would show.
+/// across sockets), ns. Means over the 64 cores of each socket (CPUs 0–63 and 64–127; the
+/// SMT siblings 128–255 of the 7742 and 7763 left out: 2016 pairs per socket, 4096
+/// across), computed here from the CSVs. The home socket is the one whose pairs are
+/// cheaper, the other costing about what a cross-socket pair does: the 7702's socket 0
+/// (the other 221.3 ns), the 7742's socket 1 (the other 251.6 ns). The 7763's sockets are
+/// alike (110.2 and 116.0 ns), as a test whose line is homed near the cores would show,
+/// so both count as home: 113.1 ns over their 4032 pairs.
 pub const EPYC_2S64_MATRICES: [(&str, f64, f64); 3] = [
     (
         "KCORES/core-to-core-latency-plus results/Dual AMD EPYC 7702 64-Core Processor by-herver.csv",
@@ -335,11 +338,11 @@ pub const EPYC_2S64_MATRICES: [(&str, f64, f64); 3] = [
     ),
     (
         "KCORES/core-to-core-latency-plus results/Dual AMD EPYC 7763 64-Core Processor by-fwyzard.csv",
-        110.2,
+        113.1,
         302.7,
     ),
 ];
-/// The mean home-socket migration of [`EPYC_2S64_MATRICES`], ns (118.6).
+/// The mean home-socket migration of [`EPYC_2S64_MATRICES`], ns (119.5).
 pub const EPYC_2S64_LOCAL_NS: f64 =
     (EPYC_2S64_MATRICES[0].1 + EPYC_2S64_MATRICES[1].1 + EPYC_2S64_MATRICES[2].1) / 3.0;
 /// The mean cross-socket migration of [`EPYC_2S64_MATRICES`], ns (266.9).
@@ -774,7 +777,7 @@ pub const IVB_EP_REMOTE_RATIO: f64 = 2.5;
 /// Seed 002's box: a 2-node Ivy Bridge-EP. Assumed two 10-core sockets with
 /// Hyper-Threading (40 CPUs), the common IVB-EP server of 2013. The costs are the 256-CPU
 /// box's fitted ones (`profile`), since no table of seed 002 can calibrate them, except
-/// the remote hand-off: the 256-CPU template's ratio (2.25) is other machines', and
+/// the remote hand-off: the 256-CPU template's ratio (2.23) is other machines', and
 /// the ratio of an IVB-EP is published ([`IVB_EP_REMOTE_RATIO`]).
 pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
     MachineProfile {
@@ -787,6 +790,8 @@ pub fn seed002_box(profile: &MachineProfile) -> MachineProfile {
         threads_per_core: 2,
         smt_slowdown: Some(profile.smt_slowdown.unwrap_or(2.0 / 1.3)),
         handoff_remote_ns: profile.handoff_local_ns * IVB_EP_REMOTE_RATIO,
+        // Migrations across nodes at the IVB-EP's ratio too, not the 256-CPU box's figure.
+        line_miss_remote_ns: None,
         // Assumed: 2-socket Xeon E5 v2 snoop from the requester (Early Snoop), so whatever
         // the 256-CPU box's coherence, only the two CPUs' nodes matter here.
         home_snoop: false,
