@@ -284,8 +284,8 @@ pub const PINNING_110: [(u64, f64, f64); 3] = [
 /// found ([`EPYC_2S64_MATRICES`]; Rome and Milan, as the box may be), one migration
 /// between two cores of the line's home socket and one across sockets, and remote /
 /// local = 2.23 for migrations and hand-offs alike. The node-pinned 110-thread table
-/// depends on this choice more than any other (docs/sim.md: a median error of 0.023 to
-/// 0.093 with one matrix alone). Home snooping ([`MachineProfile::home_snoop`]): the
+/// depends on this choice more than any other (docs/sim.md: a median error of 0.018 to
+/// 0.078 with one matrix alone). Home snooping ([`MachineProfile::home_snoop`]): the
 /// 7702 and 7742 matrices show it (the other socket's pairs cost about what a
 /// cross-socket pair does), and the seed box's own 110-thread
 /// figures are consistent with it — pinned to one node, the global hash (memory
