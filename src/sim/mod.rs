@@ -760,19 +760,21 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 let contended = now < l.free_at;
                 let home = home_of_line(line);
                 let mut start = now.max(l.free_at);
-                if contended && per_waiter > 0 {
-                    let q = &mut pending[line];
-                    let ahead = q.spinning_at(now);
-                    start += x.handoff(l.last_cpu, cpu, home) + ahead * per_waiter;
-                    q.push(start);
-                } else if contended && pending_bit && now >= l.held_from {
-                    // The first waiter behind a holder (the holder has the lock already, no
-                    // one else waits): the pending waiter spins on the lock word, and the
-                    // release hands it the word's line, one transfer, without the MCS
-                    // queue's hand-over that `handoff_*_ns` (fitted on long queues) holds.
-                    start += x.miss(l.last_cpu, cpu, home);
-                } else if contended {
-                    start += x.handoff(l.last_cpu, cpu, home);
+                if contended {
+                    // The only waiter behind a holder that has the lock already: the
+                    // pending waiter spins on the lock word, and the release hands it the
+                    // word's line, one transfer, without the MCS hand-over that
+                    // `handoff_*_ns` (fitted on long queues) holds.
+                    start += if pending_bit && now >= l.held_from {
+                        x.miss(l.last_cpu, cpu, home)
+                    } else {
+                        x.handoff(l.last_cpu, cpu, home)
+                    };
+                    if per_waiter > 0 {
+                        let q = &mut pending[line];
+                        start += q.spinning_at(now) * per_waiter;
+                        q.push(start);
+                    }
                 } else if lines_shared {
                     start += x.miss(line_last_cpu[line], cpu, home);
                 } else {
