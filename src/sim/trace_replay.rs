@@ -332,6 +332,16 @@ mod tests {
         p
     }
 
+    /// 4 CPUs = 2 cores × 2 SMT threads on 2 nodes (no SMT slowdown): siblings are
+    /// `cores` apart, so CPUs 0 and 2 are core 0 (node 0), CPUs 1 and 3 core 1 (node 1).
+    fn two_nodes_of_two_threads() -> MachineProfile {
+        let mut m = machine(4);
+        m.nodes = 2;
+        m.threads_per_core = 2;
+        m.smt_slowdown = Some(1.0);
+        m
+    }
+
     /// `threads` threads, each doing `n` ops on its own key (or all on key 0), `gap_ns`
     /// apart as captured.
     fn rec(threads: u32, n: u64, gap_ns: u64, same_key: bool) -> Recording {
@@ -389,10 +399,7 @@ mod tests {
         // passes once per hold plus a remote migration (the pending bit), 1000 + 50 × 3 ns
         // (numbering CPUs 0 and 1 as node 0 gave 1000 + 50; the hand-off, 1000 + 600).
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
-        let mut m = machine(4);
-        m.nodes = 2;
-        m.threads_per_core = 2;
-        m.smt_slowdown = Some(1.0);
+        let mut m = two_nodes_of_two_threads();
         m.outside_ns = 200.0;
         m.hold_ns = 1000.0;
         m.line_miss_ns = 50.0;
@@ -413,10 +420,7 @@ mod tests {
         // half a captured gap apart, so the lock is always free and always last held by
         // the other node: every op is outside + one remote migration + hold.
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
-        let mut m = machine(4);
-        m.nodes = 2;
-        m.threads_per_core = 2;
-        m.smt_slowdown = Some(1.0);
+        let mut m = two_nodes_of_two_threads();
         m.outside_ns = 10.0;
         m.line_miss_ns = 50.0;
         let mut r = rec(2, 200, 10_000, true);
