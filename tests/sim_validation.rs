@@ -37,13 +37,13 @@ fn calibrated_on_two_rows_predicts_the_2024_tables() {
         .collect();
     assert!(growing.windows(2).all(|w| w[1] > w[0]), "{growing:?}");
     let free = || rows.iter().filter(|r| !r.fitted);
-    // Issue 11's goal is a median of 0.05 over the 2024 tables; docs/sim.md reports the
-    // 0.053 reached and the missing mechanism. This bound catches a regression beyond it.
+    // Issue 11's goal: a median of 0.05 over the 2024 tables' unfitted cells (its p90
+    // goal, 0.12, is missed: docs/sim.md says where and why).
     let median = abs_log_error_quantile(free(), 0.5);
-    assert!(median < 0.10, "median {median}");
+    assert!(median <= 0.05, "median {median}");
     // A regression bound on the shipped template at issue 11's figure for node-pinned
     // runs predicted from an all-node calibration (median 0.05). It holds with the
-    // template's cross-node transfer (266.9 ns) and fails outside about 241-299 ns: the
+    // template's cross-node transfer (266.9 ns) and fails outside about 238-296 ns: the
     // table mostly measures that one figure (docs/sim.md), so passing is not the goal met
     // for a box whose figure is unknown.
     let pinned = abs_log_error_quantile(free().filter(|r| r.table == TABLE_110), 0.5);

@@ -20,7 +20,10 @@
 //!    the lock word so that each release must reach every one of them (Boyd-Wickizer,
 //!    Kaashoek, Morris, Zeldovich, "Non-scalable locks are dangerous", Linux Symposium
 //!    2012), and the small `queue_spinner_ns` for a queued (MCS) lock, whose waiters spin
-//!    on their own nodes. If the lock was free but its cache line was last written by
+//!    on their own nodes. A queued lock's lone waiter (it came while the holder, or an
+//!    uncontended acquirer whose line was still migrating to it, had the lock, and no one
+//!    else waited) takes qspinlock's pending bit instead (kernel/locking/qspinlock.c,
+//!    4.2+): one line migration after the release. If the lock was free but its cache line was last written by
 //!    another CPU, the line migrates (`line_miss_ns`; across nodes `line_miss_remote_ns`,
 //!    by default `line_miss_ns` times the hand-off's remote/local ratio). Lines are those of the bucket array: with packed 24-byte buckets (the
 //!    pre-3.13 `struct futex_hash_bucket`: a spinlock and a `plist_head`) two or three
@@ -412,7 +415,8 @@ struct ThreadState {
 #[derive(Clone, Copy, Debug)]
 struct Line {
     free_at: u64,
-    /// When the last acquisition took the lock (its holder has it from then to `free_at`).
+    /// When the last acquisition took the lock (its holder has it from then to `free_at`):
+    /// its start, or for an uncontended one its arrival, the line's migration included.
     held_from: u64,
     last_cpu: u32,
 }
@@ -786,7 +790,10 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 let release = start + s.hold;
                 lock[b] = Line {
                     free_at: release,
-                    held_from: start,
+                    // An uncontended acquirer owns the lock from its arrival: a thread that
+                    // comes while the line is still migrating to it queues behind no one
+                    // and takes the pending bit. A waiter owns it only from its start.
+                    held_from: if contended { start } else { now },
                     last_cpu: cpu,
                 };
                 if lines_shared {
@@ -1024,6 +1031,39 @@ mod tests {
         };
         let t = simulate(&m, &ticket, 0.0, LONG).ops_per_sec_total;
         assert!((t * 1200.0 / 1e9 - 1.0).abs() < 0.01, "{t} vs 1e9/1200");
+    }
+
+    #[test]
+    fn a_thread_arriving_while_the_line_migrates_to_an_uncontended_acquirer_is_its_pending_waiter()
+    {
+        // One operation each. Thread 0 comes at 1 ps to a free lock whose line thread 1's
+        // CPU wrote last, so it migrates (1000 ns), then holds (100 ns). Thread 1 comes at
+        // 2 ps, while the line is on its way to thread 0: no one waits yet, so thread 1 is
+        // the lone (pending-bit) waiter and pays one migration after the release, not the
+        // MCS hand-off (5000 ns). Last end: 1 ps + 2 × (1000 + 100) ns. A ticket lock has no
+        // pending bit: 1 ps + 1100 ns + 5000 ns + 100 ns.
+        let mut m = machine(2, 1);
+        m.outside_ns = 0.001;
+        m.line_miss_ns = 1000.0;
+        m.handoff_local_ns = 5000.0;
+        m.ticket_spinner_ns = Some(0.0);
+        let w = workload(2, 2, |_| vec![0], 1);
+        let one_op = SimLength {
+            warmup_ops: 0,
+            measured_ops: 1,
+        };
+        let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, one_op).simulated_secs * 1e9;
+        let queued = last_end_ns(&w);
+        assert!((queued - 2200.001).abs() < 1e-6, "{queued} ns vs 2200.001");
+        let ticket = SimWorkload {
+            design: Design {
+                lock: LockKind::Ticket,
+                ..Design::default()
+            },
+            ..w
+        };
+        let t = last_end_ns(&ticket);
+        assert!((t - 6200.001).abs() < 1e-6, "{t} ns vs 6200.001");
     }
 
     #[test]

@@ -249,7 +249,8 @@ pub fn replay<H: KeyHasher + ?Sized>(
                     (false, false) => miss_remote,
                 };
             }
-            lock_held_from[l] = start;
+            // An uncontended acquirer has the lock from its arrival (as in `simulate`).
+            lock_held_from[l] = if busy { start } else { now };
             now = start + hold;
             lock_free_at[l] = now;
             lock_last_cpu[l] = cpu;
@@ -411,6 +412,41 @@ mod tests {
             (hot.ops_per_sec_total / want - 1.0).abs() < 0.03,
             "{} vs {want}",
             hot.ops_per_sec_total
+        );
+    }
+
+    #[test]
+    fn a_replayed_arrival_during_an_uncontended_migration_takes_the_pending_path() {
+        // Thread 100 takes key 0 first (no earlier owner: no migration), releasing at
+        // 400 + 100 ns. Threads 101 and 102 (starts staggered by 1 ps) first take their own
+        // keys, then key 0: 101 arrives at 1 ps + 900 ns to the free lock and waits for
+        // its line (1000 ns); 102 arrives 1 ps later, while that line is on its way, so it
+        // is the lone waiter: one migration after 101's release, not the hand-off (5000 ns).
+        // Last end: 1 ps + 2 × 400 + 3 × 100 + 2 × 1000 ns (with the hand-off, 7100 ns).
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let mut m = machine(4);
+        m.line_miss_ns = 1000.0;
+        m.handoff_local_ns = 5000.0;
+        let mut r = rec(3, 1, 0, false);
+        let own = |thread: u32, key: u32| TraceOp {
+            thread,
+            t_ns: Some(0),
+            keys: vec![key],
+            wake: false,
+        };
+        r.ops = vec![
+            own(100, 0),
+            own(101, 1),
+            own(101, 0),
+            own(102, 2),
+            own(102, 0),
+        ];
+        let run = replay(&m, &r, "t", &h, 0, 0.0).unwrap();
+        let want = 3100.001e-9;
+        assert!(
+            (run.simulated_secs - want).abs() < 1e-15,
+            "{} s vs {want}",
+            run.simulated_secs
         );
     }
 
