@@ -46,6 +46,7 @@ pub const PUBLISHED: &[Asset] = &[
     asset!("published", "algos-240threads-256cpu.csv"),
     asset!("published", "buckets-110threads-node1-256cpu.csv"),
     asset!("published", "buckets-240threads-256cpu.csv"),
+    asset!("published", "buckets-240threads-256cpu-runs.csv"),
     asset!("published", "seed003-2013-80core-threads.csv"),
 ];
 

@@ -13,9 +13,9 @@ use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
 use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, check_sweep, run_sweep_with};
 use crate::sim::validate::{
-    MAX_SIM_BUCKETS, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
-    hasher_for_column, perf_keys_per_thread, read_published, rms_log_error, seed_box_template,
-    validate_all,
+    MAX_SIM_BUCKETS, RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile,
+    column_order, hasher_for_column, perf_keys_per_thread, read_published, rms_log_error,
+    run_spread, seed_box_template, validate_all,
 };
 use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimLength, SimOp};
 use crate::throughput::record::{BenchRecord, sweep_table};
@@ -874,8 +874,13 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
     let len = v.len.length()?;
     let (profile, old, results) =
         validate_all(&data, &template, rows, len).map_err(CliError::Usage)?;
+    let runs = runs_line(
+        run_spread(&data, &results)
+            .map_err(CliError::Usage)?
+            .as_ref(),
+    );
     let text = if v.summary {
-        validation_summary(&results)
+        validation_summary(&results, &runs)
     } else {
         match v.out.format {
             Format::Json => {
@@ -885,7 +890,7 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
                 output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?
             }
             Format::Table => format!(
-                "{}{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
+                "{}{runs}{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
                 validation_tables(&profile, &results),
                 order_line(&results, TABLE_2013),
                 old.name,
@@ -900,7 +905,7 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
 
 /// One Markdown row per table (and one for the three 2024 tables together): cells,
 /// median and 90th percentile of |ln(predicted / published)| over the cells not fitted.
-fn validation_summary(rows: &[ValidationRow]) -> String {
+fn validation_summary(rows: &[ValidationRow], runs: &str) -> String {
     let mut tables: Vec<&str> = Vec::new();
     for r in rows {
         if !tables.contains(&r.table.as_str()) {
@@ -930,8 +935,35 @@ fn validation_summary(rows: &[ValidationRow]) -> String {
             .filter(|r| r.table.ends_with("256cpu.csv"))
             .collect(),
     );
+    s.push_str(runs);
     s.push_str(&order_line(rows, TABLE_2013));
     s
+}
+
+/// One line: how much the published runs behind the 240-thread table disagree, and how
+/// many predictions fall within them (empty without the runs file).
+fn runs_line(spread: Option<&RunSpread>) -> String {
+    let Some(r) = spread else {
+        return String::new();
+    };
+    let widest: Vec<String> = r
+        .spread
+        .iter()
+        .take(2)
+        .map(|(b, d)| format!("{d:.3} ({b} slots)"))
+        .collect();
+    let mut all: Vec<f64> = r.spread.iter().map(|s| s.1).collect();
+    all.sort_by(f64::total_cmp);
+    let median = all[all.len().div_ceil(2) - 1];
+    format!(
+        "\n{TABLE_240}: its {} published runs per cell differ by ln(max/min) up to {}, a median of {median:.3} over its {} cells; the prediction lies within the runs' range at {} of {} unfitted cells, and beyond it by a median of {:.3}\n",
+        r.runs,
+        widest.join(", then "),
+        r.spread.len(),
+        r.inside.0,
+        r.inside.1,
+        r.beyond_median
+    )
 }
 
 /// One line: at how many rows of a threads table the predicted columns come in the

@@ -253,6 +253,9 @@ pub fn column_order(rows: &[ValidationRow], table: &str) -> Vec<ColumnOrder> {
 
 /// Seed 000's 240-thread slots table.
 pub const TABLE_240: &str = "buckets-240threads-256cpu.csv";
+/// The runs behind each mean of [`TABLE_240`] (`buckets,run1,run2,run3`), from the raw
+/// output posted with it (seed 000, 2024-10-28): what the published table itself varies by.
+pub const TABLE_240_RUNS: &str = "buckets-240threads-256cpu-runs.csv";
 /// Seed 000's algorithm table.
 pub const TABLE_ALGOS: &str = "algos-240threads-256cpu.csv";
 /// Seed 000's node-pinned table.
@@ -893,6 +896,77 @@ pub fn validate_all(
     Ok((profile, old, out))
 }
 
+/// How far the published runs behind [`TABLE_240`]'s means disagree, and where the
+/// predictions fall against them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpread {
+    /// Runs per cell.
+    pub runs: usize,
+    /// Per cell (slots), `ln(max run / min run)`, widest first.
+    pub spread: Vec<(u64, f64)>,
+    /// Unfitted cells whose prediction lies within its runs' range, and how many there are.
+    pub inside: (usize, usize),
+    /// Over the unfitted cells, the (lower) median `|ln(predicted / nearest run)|`, 0 inside
+    /// the range.
+    pub beyond_median: f64,
+}
+
+/// Reads [`TABLE_240_RUNS`] from `data_dir` and sets it against `rows` (the 240-thread
+/// table's cells among them). `Ok(None)` when the directory has no such file (a user's
+/// own data); an error when its runs do not average to the table's published means, so a
+/// mistyped run cannot pass unnoticed.
+pub fn run_spread(data_dir: &Path, rows: &[ValidationRow]) -> Result<Option<RunSpread>, String> {
+    let path = data_dir.join(TABLE_240_RUNS);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let runs = read_published(&path)?;
+    let cells: Vec<&ValidationRow> = rows.iter().filter(|r| r.table == TABLE_240).collect();
+    let mut spread = Vec::new();
+    let (mut inside, mut free, mut beyond) = (0, 0, Vec::new());
+    for r in &cells {
+        let Some((_, v)) = runs.rows.iter().find(|(b, _)| *b == r.buckets) else {
+            return Err(format!("{TABLE_240_RUNS}: no runs for {} slots", r.buckets));
+        };
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        if (mean / r.published - 1.0).abs() > 1e-6 {
+            return Err(format!(
+                "{TABLE_240_RUNS}: the runs at {} slots average {mean:.2}, not the published {:.2}",
+                r.buckets, r.published
+            ));
+        }
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(0.0, f64::max);
+        spread.push((r.buckets, (hi / lo).ln()));
+        if !r.fitted {
+            free += 1;
+            if (lo..=hi).contains(&r.predicted) {
+                inside += 1;
+                beyond.push(0.0);
+            } else {
+                let nearest = if r.predicted < lo { lo } else { hi };
+                beyond.push((r.predicted / nearest).ln().abs());
+            }
+        }
+    }
+    if cells.is_empty() {
+        return Ok(None);
+    }
+    spread.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    beyond.sort_by(f64::total_cmp);
+    // The lower median, as `abs_log_error_quantile` takes it.
+    let beyond_median = beyond
+        .get(beyond.len().div_ceil(2).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0);
+    Ok(Some(RunSpread {
+        runs: runs.columns.len(),
+        spread,
+        inside: (inside, free),
+        beyond_median,
+    }))
+}
+
 /// Root-mean-square of `ln(ratio)` over rows: 0.10 means typically about 10 % off.
 pub fn rms_log_error<'a>(rows: impl IntoIterator<Item = &'a ValidationRow>) -> f64 {
     let v: Vec<f64> = rows.into_iter().map(|r| r.ratio.ln().powi(2)).collect();
@@ -1003,6 +1077,60 @@ mod tests {
         let k = read_published(&p).unwrap();
         assert_eq!(k.columns, ["ops_per_sec"]);
         assert_eq!(k.rows, vec![(2, vec![100.5]), (0, vec![200.0])]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn run_spread_sets_predictions_against_the_published_runs() {
+        let dir = std::env::temp_dir().join(format!("fh-runs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Three cells; runs averaging to the published means 1000, 2000 and 3000.
+        std::fs::write(
+            dir.join(TABLE_240_RUNS),
+            "buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2250\n4,3000,3000,3000\n",
+        )
+        .unwrap();
+        let row = |buckets: u64, published: f64, predicted: f64, fitted: bool| ValidationRow {
+            table: TABLE_240.into(),
+            config: "jhash2".into(),
+            x: buckets,
+            published,
+            predicted,
+            fitted,
+            algo: "jhash2".into(),
+            buckets,
+            ratio: predicted / published,
+        };
+        let rows = vec![
+            row(0, 1000.0, 950.0, true),
+            row(2, 2000.0, 2500.0, false),
+            row(4, 3000.0, 3300.0, false),
+        ];
+        let r = run_spread(&dir, &rows).unwrap().unwrap();
+        assert_eq!(r.runs, 3);
+        // ln(2250/1500), ln(1100/900), ln(1): widest first.
+        let want = [(2, (1.5f64).ln()), (0, (1100.0f64 / 900.0).ln()), (4, 0.0)];
+        for ((b, d), (wb, wd)) in r.spread.iter().zip(want) {
+            assert_eq!(*b, wb);
+            assert!((d - wd).abs() < 1e-12, "{d} vs {wd}");
+        }
+        // Unfitted: 2500 is beyond 2250 by ln(2500/2250) = 0.105, 3300 beyond 3000 by
+        // ln(1.1) = 0.095 (the lower median); the fitted cell (950, inside) does not count.
+        assert_eq!(r.inside, (0, 2));
+        assert!((r.beyond_median - 1.1f64.ln()).abs() < 1e-12, "{r:?}");
+        let mut one_inside = rows.clone();
+        one_inside[2].predicted = 3000.0;
+        assert_eq!(
+            run_spread(&dir, &one_inside).unwrap().unwrap().inside,
+            (1, 2)
+        );
+        // Without the file: nothing to say. With runs that miss a published mean: an error
+        // naming the cell.
+        assert_eq!(run_spread(&dir.join("none"), &rows).unwrap(), None);
+        let mut off = rows.clone();
+        off[1].published = 2010.0;
+        let e = run_spread(&dir, &off).unwrap_err();
+        assert!(e.contains("2 slots") && e.contains("2010.00"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
