@@ -170,6 +170,27 @@ fn validate_reports_every_published_row() {
 }
 
 #[test]
+fn the_validation_table_in_the_docs_is_the_template_run_s_output() {
+    // docs/sim.md shows `sim validate --template seed-256cpu-template --summary` byte for
+    // byte; a model change that moves a figure must re-run the docs, or this fails.
+    let o = futexhash(&[
+        "sim",
+        "validate",
+        "--template",
+        "data/machines/seed-256cpu-template.toml",
+        "--summary",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sim.md")).unwrap();
+    assert!(
+        docs.contains(out.trim()),
+        "docs/sim.md does not hold this output:\n{out}"
+    );
+}
+
+#[test]
 fn validate_with_stated_hash_costs_is_reproducible() {
     // With every hash cost stated, nothing is timed: two runs, one of them confined to
     // one CPU (the parallel workers then number one), must print the same bytes. Without
