@@ -55,9 +55,8 @@ fn calibrated_on_two_rows_predicts_the_2024_tables() {
     assert!(rows.iter().all(|r| r.ratio > 0.6 && r.ratio < 1.6));
     // The runs behind the 240-thread means, as posted: widest at 4 slots (16,911 against
     // 24,145) and 32 slots (163,342 against 127,630).
-    let spread = run_spread(&data(), &rows)
-        .unwrap()
-        .expect("runs file shipped");
+    let runs = read_runs(&data()).unwrap().expect("runs file shipped");
+    let spread = run_spread(&runs, &rows).unwrap();
     assert_eq!(spread.runs, 3);
     assert_eq!(spread.spread[0].0, 4);
     assert!((spread.spread[0].1 - (24145.0f64 / 16911.0).ln()).abs() < 1e-9);

@@ -14,8 +14,8 @@ use crate::sim::profile::MachineProfile;
 use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, check_sweep, run_sweep_with};
 use crate::sim::validate::{
     MAX_SIM_BUCKETS, RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile,
-    column_order, hasher_for_column, perf_keys_per_thread, read_published, rms_log_error,
-    run_spread, seed_box_template, validate_all,
+    column_order, hasher_for_column, perf_keys_per_thread, read_published, read_runs,
+    rms_log_error, run_spread, seed_box_template, validate_all,
 };
 use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimLength, SimOp};
 use crate::throughput::record::{BenchRecord, sweep_table};
@@ -872,11 +872,13 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
         None => seed_box_template(),
     };
     let len = v.len.length()?;
+    let published_runs = read_runs(&data).map_err(CliError::Usage)?;
     let (profile, old, results) =
         validate_all(&data, &template, rows, len).map_err(CliError::Usage)?;
     let runs = runs_line(
-        run_spread(&data, &results)
-            .map_err(CliError::Usage)?
+        published_runs
+            .as_ref()
+            .and_then(|r| run_spread(r, &results))
             .as_ref(),
     );
     let text = if v.summary {

@@ -911,30 +911,40 @@ pub struct RunSpread {
     pub beyond_median: f64,
 }
 
-/// Reads [`TABLE_240_RUNS`] from `data_dir` and sets it against `rows` (the 240-thread
-/// table's cells among them). `Ok(None)` when the directory has no such file (a user's
-/// own data); an error when its runs do not average to the table's published means, so a
-/// mistyped run cannot pass unnoticed.
-pub fn run_spread(data_dir: &Path, rows: &[ValidationRow]) -> Result<Option<RunSpread>, String> {
+/// Reads [`TABLE_240_RUNS`] from `data_dir`, checked against [`TABLE_240`] there: every
+/// published cell must have runs that average to its mean, so a mistyped run cannot pass
+/// unnoticed. `Ok(None)` when the directory has no runs file (a user's own data).
+pub fn read_runs(data_dir: &Path) -> Result<Option<PublishedTable>, String> {
     let path = data_dir.join(TABLE_240_RUNS);
     if !path.exists() {
         return Ok(None);
     }
     let runs = read_published(&path)?;
-    let cells: Vec<&ValidationRow> = rows.iter().filter(|r| r.table == TABLE_240).collect();
-    let mut spread = Vec::new();
-    let (mut inside, mut free, mut beyond) = (0, 0, Vec::new());
-    for r in &cells {
-        let Some((_, v)) = runs.rows.iter().find(|(b, _)| *b == r.buckets) else {
-            return Err(format!("{TABLE_240_RUNS}: no runs for {} slots", r.buckets));
+    let table = read_published(&data_dir.join(TABLE_240))?;
+    for (buckets, means) in &table.rows {
+        let Some((_, v)) = runs.rows.iter().find(|(b, _)| b == buckets) else {
+            return Err(format!("{TABLE_240_RUNS}: no runs for {buckets} slots"));
         };
         let mean = v.iter().sum::<f64>() / v.len() as f64;
-        if (mean / r.published - 1.0).abs() > 1e-6 {
+        if (mean / means[0] - 1.0).abs() > 1e-6 {
             return Err(format!(
-                "{TABLE_240_RUNS}: the runs at {} slots average {mean:.2}, not the published {:.2}",
-                r.buckets, r.published
+                "{TABLE_240_RUNS}: the runs at {buckets} slots average {mean:.2}, not the published {:.2}",
+                means[0]
             ));
         }
+    }
+    Ok(Some(runs))
+}
+
+/// Sets the runs ([`read_runs`]) against `rows`, the 240-thread table's cells among them;
+/// `None` when `rows` has none of them.
+pub fn run_spread(runs: &PublishedTable, rows: &[ValidationRow]) -> Option<RunSpread> {
+    let mut spread = Vec::new();
+    let (mut inside, mut free, mut beyond) = (0, 0, Vec::new());
+    for r in rows.iter().filter(|r| r.table == TABLE_240) {
+        let Some((_, v)) = runs.rows.iter().find(|(b, _)| *b == r.buckets) else {
+            continue;
+        };
         let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = v.iter().copied().fold(0.0, f64::max);
         spread.push((r.buckets, (hi / lo).ln()));
@@ -949,8 +959,8 @@ pub fn run_spread(data_dir: &Path, rows: &[ValidationRow]) -> Result<Option<RunS
             }
         }
     }
-    if cells.is_empty() {
-        return Ok(None);
+    if spread.is_empty() {
+        return None;
     }
     spread.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     beyond.sort_by(f64::total_cmp);
@@ -959,12 +969,12 @@ pub fn run_spread(data_dir: &Path, rows: &[ValidationRow]) -> Result<Option<RunS
         .get(beyond.len().div_ceil(2).saturating_sub(1))
         .copied()
         .unwrap_or(0.0);
-    Ok(Some(RunSpread {
+    Some(RunSpread {
         runs: runs.columns.len(),
         spread,
         inside: (inside, free),
         beyond_median,
-    }))
+    })
 }
 
 /// Root-mean-square of `ln(ratio)` over rows: 0.10 means typically about 10 % off.
@@ -1090,6 +1100,8 @@ mod tests {
             "buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2250\n4,3000,3000,3000\n",
         )
         .unwrap();
+        let table = |text: &str| std::fs::write(dir.join(TABLE_240), text).unwrap();
+        table("buckets,ops/sec\n0,1000\n2,2000\n4,3000\n");
         let row = |buckets: u64, published: f64, predicted: f64, fitted: bool| ValidationRow {
             table: TABLE_240.into(),
             config: "jhash2".into(),
@@ -1106,7 +1118,8 @@ mod tests {
             row(2, 2000.0, 2500.0, false),
             row(4, 3000.0, 3300.0, false),
         ];
-        let r = run_spread(&dir, &rows).unwrap().unwrap();
+        let runs = read_runs(&dir).unwrap().unwrap();
+        let r = run_spread(&runs, &rows).unwrap();
         assert_eq!(r.runs, 3);
         // ln(2250/1500), ln(1100/900), ln(1): widest first.
         let want = [(2, (1.5f64).ln()), (0, (1100.0f64 / 900.0).ln()), (4, 0.0)];
@@ -1120,17 +1133,17 @@ mod tests {
         assert!((r.beyond_median - 1.1f64.ln()).abs() < 1e-12, "{r:?}");
         let mut one_inside = rows.clone();
         one_inside[2].predicted = 3000.0;
-        assert_eq!(
-            run_spread(&dir, &one_inside).unwrap().unwrap().inside,
-            (1, 2)
-        );
-        // Without the file: nothing to say. With runs that miss a published mean: an error
-        // naming the cell.
-        assert_eq!(run_spread(&dir.join("none"), &rows).unwrap(), None);
-        let mut off = rows.clone();
-        off[1].published = 2010.0;
-        let e = run_spread(&dir, &off).unwrap_err();
+        assert_eq!(run_spread(&runs, &one_inside).unwrap().inside, (1, 2));
+        assert_eq!(run_spread(&runs, &[]), None);
+        // Without the file: nothing to say. Runs that miss a published mean, or a cell
+        // without runs: an error naming it.
+        assert!(read_runs(&dir.join("none")).unwrap().is_none());
+        table("buckets,ops/sec\n0,1000\n2,2010\n4,3000\n");
+        let e = read_runs(&dir).unwrap_err();
         assert!(e.contains("2 slots") && e.contains("2010.00"), "{e}");
+        table("buckets,ops/sec\n0,1000\n8,2000\n");
+        let e = read_runs(&dir).unwrap_err();
+        assert!(e.contains("no runs for 8 slots"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
