@@ -172,7 +172,8 @@ fn validate_reports_every_published_row() {
 #[test]
 fn the_validation_table_in_the_docs_is_the_template_run_s_output() {
     // docs/sim.md shows `sim validate --template seed-256cpu-template --summary` byte for
-    // byte; a model change that moves a figure must re-run the docs, or this fails.
+    // byte: a model change that moves a figure of that summary fails here until the docs
+    // show the new output. (The docs' other figures, from other commands, are not checked.)
     let o = futexhash(&[
         "sim",
         "validate",

@@ -254,7 +254,7 @@ pub fn column_order(rows: &[ValidationRow], table: &str) -> Vec<ColumnOrder> {
 /// Seed 000's 240-thread slots table.
 pub const TABLE_240: &str = "buckets-240threads-256cpu.csv";
 /// The runs behind each mean of [`TABLE_240`] (`buckets,run1,run2,run3`), from the raw
-/// output posted with it (seed 000, 2024-10-28): what the published table itself varies by.
+/// output posted with it (seed 000, 2024-10-31): what the published table itself varies by.
 pub const TABLE_240_RUNS: &str = "buckets-240threads-256cpu-runs.csv";
 /// Seed 000's algorithm table.
 pub const TABLE_ALGOS: &str = "algos-240threads-256cpu.csv";
@@ -911,9 +911,10 @@ pub struct RunSpread {
     pub beyond_median: f64,
 }
 
-/// Reads [`TABLE_240_RUNS`] from `data_dir`, checked against [`TABLE_240`] there: every
-/// published cell must have runs that average to its mean, so a mistyped run cannot pass
-/// unnoticed. `Ok(None)` when the directory has no runs file (a user's own data).
+/// Reads [`TABLE_240_RUNS`] from `data_dir`, checked against [`TABLE_240`] there: one
+/// row per published cell and no other, each averaging to the cell's mean as published
+/// (to its two decimals), so a mistyped run cannot pass unnoticed. `Ok(None)` when the
+/// directory has no runs file (a user's own data).
 pub fn read_runs(data_dir: &Path) -> Result<Option<PublishedTable>, String> {
     let path = data_dir.join(TABLE_240_RUNS);
     if !path.exists() {
@@ -921,12 +922,24 @@ pub fn read_runs(data_dir: &Path) -> Result<Option<PublishedTable>, String> {
     }
     let runs = read_published(&path)?;
     let table = read_published(&data_dir.join(TABLE_240))?;
+    for (i, (buckets, _)) in runs.rows.iter().enumerate() {
+        if runs.rows[..i].iter().any(|(b, _)| b == buckets) {
+            return Err(format!("{TABLE_240_RUNS}: two rows for {buckets} slots"));
+        }
+        if !table.rows.iter().any(|(b, _)| b == buckets) {
+            return Err(format!(
+                "{TABLE_240_RUNS}: runs for {buckets} slots, which {TABLE_240} does not have"
+            ));
+        }
+    }
     for (buckets, means) in &table.rows {
         let Some((_, v)) = runs.rows.iter().find(|(b, _)| b == buckets) else {
             return Err(format!("{TABLE_240_RUNS}: no runs for {buckets} slots"));
         };
         let mean = v.iter().sum::<f64>() / v.len() as f64;
-        if (mean / means[0] - 1.0).abs() > 1e-6 {
+        // The table gives each mean to two decimals (truncated or rounded); perf's runs are
+        // whole numbers, so a mistyped one moves the mean by at least 1/3.
+        if (mean - means[0]).abs() > 0.0101 {
             return Err(format!(
                 "{TABLE_240_RUNS}: the runs at {buckets} slots average {mean:.2}, not the published {:.2}",
                 means[0]
@@ -1141,9 +1154,28 @@ mod tests {
         table("buckets,ops/sec\n0,1000\n2,2010\n4,3000\n");
         let e = read_runs(&dir).unwrap_err();
         assert!(e.contains("2 slots") && e.contains("2010.00"), "{e}");
-        table("buckets,ops/sec\n0,1000\n8,2000\n");
+        table("buckets,ops/sec\n0,1000\n2,2000\n4,3000\n8,2000\n");
         let e = read_runs(&dir).unwrap_err();
         assert!(e.contains("no runs for 8 slots"), "{e}");
+        // A mean given to two decimals passes; one run off by 1 (the mean by 1/3) does not,
+        // nor do runs for a cell the table lacks or two rows for one cell.
+        table("buckets,ops/sec\n0,1000\n2,2000.01\n4,3000\n");
+        assert!(read_runs(&dir).unwrap().is_some());
+        table("buckets,ops/sec\n0,1000\n2,2000.00\n4,3000\n");
+        let runs_file = |text: &str| std::fs::write(dir.join(TABLE_240_RUNS), text).unwrap();
+        runs_file("buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2251\n4,3000,3000,3000\n");
+        let e = read_runs(&dir).unwrap_err();
+        assert!(e.contains("2 slots") && e.contains("2000.33"), "{e}");
+        table("buckets,ops/sec\n0,1000\n2,2000\n");
+        runs_file("buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2250\n4,3000,3000,3000\n");
+        let e = read_runs(&dir).unwrap_err();
+        assert!(e.contains("runs for 4 slots"), "{e}");
+        table("buckets,ops/sec\n0,1000\n2,2000\n4,3000\n");
+        runs_file(
+            "buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2250\n2,1500,2250,2250\n4,3000,3000,3000\n",
+        );
+        let e = read_runs(&dir).unwrap_err();
+        assert!(e.contains("two rows for 2 slots"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
