@@ -954,13 +954,11 @@ fn runs_line(spread: Option<&RunSpread>) -> String {
         .take(2)
         .map(|(b, d)| format!("{d:.3} ({b} slots)"))
         .collect();
-    let mut all: Vec<f64> = r.spread.iter().map(|s| s.1).collect();
-    all.sort_by(f64::total_cmp);
-    let median = all[all.len().div_ceil(2) - 1];
     format!(
-        "\n{TABLE_240}: its {} published runs per cell differ by ln(max/min) up to {}, a median of {median:.3} over its {} cells; the prediction lies within the runs' range at {} of {} unfitted cells, and beyond it by a median of {:.3}\n",
+        "\n{TABLE_240}: its {} published runs per cell differ by ln(max/min) up to {}, a median of {:.3} over its {} cells; the prediction lies within the runs' range at {} of {} unfitted cells, and beyond it by a median of {:.3}\n",
         r.runs,
         widest.join(", then "),
+        r.spread_median,
         r.spread.len(),
         r.inside.0,
         r.inside.1,

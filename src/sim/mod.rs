@@ -23,10 +23,11 @@
 //!    on their own nodes. A queued lock's lone waiter (it came while the holder, or an
 //!    uncontended acquirer whose line was still migrating to it, had the lock, and no one
 //!    else waited) takes qspinlock's pending bit instead (kernel/locking/qspinlock.c,
-//!    4.2+): one line migration after the release. If the lock was free but its cache line was last written by
-//!    another CPU, the line migrates (`line_miss_ns`; across nodes `line_miss_remote_ns`,
-//!    by default `line_miss_ns` times the hand-off's remote/local ratio). Lines are those of the bucket array: with packed 24-byte buckets (the
-//!    pre-3.13 `struct futex_hash_bucket`: a spinlock and a `plist_head`) two or three
+//!    4.2+): one line migration after the release. If the lock was free but its cache
+//!    line was last written by another CPU, the line migrates (`line_miss_ns`; across
+//!    nodes `line_miss_remote_ns`, by default `line_miss_ns` times the hand-off's
+//!    remote/local ratio). Lines are those of the bucket array: with packed 24-byte
+//!    buckets (the pre-3.13 `struct futex_hash_bucket`: a spinlock and a `plist_head`) two or three
 //!    buckets share a line, so an uncontended operation misses when a neighbour's lock
 //!    moved it (the false sharing that 3.13's `____cacheline_aligned_in_smp` removed);
 //! 3. hold the lock for `hold_ns` (compare the futex word, `futex_q_unlock()`).
@@ -734,10 +735,11 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 // line moves from its last writer.
                 let start = s.slices.running_at(now.max(reference.free_at));
                 let end = start + x.miss(reference.last_cpu, cpu, reference_home) + atomic;
+                // `held_from` is a bucket lock's (the pending bit); the reference has none.
                 reference = Line {
                     free_at: end,
-                    held_from: start,
                     last_cpu: cpu,
+                    ..reference
                 };
                 if st == Stage::Get {
                     next = (end, Stage::Lock);
@@ -1004,6 +1006,17 @@ mod tests {
         );
     }
 
+    /// `w` with the ticket lock of Linux ≤ 4.1 instead of the queued one.
+    fn with_ticket_lock(w: &SimWorkload) -> SimWorkload {
+        SimWorkload {
+            design: Design {
+                lock: LockKind::Ticket,
+                ..w.design
+            },
+            ..w.clone()
+        }
+    }
+
     #[test]
     fn a_lone_waiter_of_a_queued_lock_pays_one_line_transfer() {
         // Two threads on one lock, holds long against the outside work: each arrives while
@@ -1022,14 +1035,7 @@ mod tests {
             "{queued} vs 1e9/1050"
         );
         m.ticket_spinner_ns = Some(0.0);
-        let ticket = SimWorkload {
-            design: Design {
-                lock: LockKind::Ticket,
-                ..Design::default()
-            },
-            ..w.clone()
-        };
-        let t = simulate(&m, &ticket, 0.0, LONG).ops_per_sec_total;
+        let t = simulate(&m, &with_ticket_lock(&w), 0.0, LONG).ops_per_sec_total;
         assert!((t * 1200.0 / 1e9 - 1.0).abs() < 0.01, "{t} vs 1e9/1200");
     }
 
@@ -1055,14 +1061,7 @@ mod tests {
         let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, one_op).simulated_secs * 1e9;
         let queued = last_end_ns(&w);
         assert!((queued - 2200.001).abs() < 1e-6, "{queued} ns vs 2200.001");
-        let ticket = SimWorkload {
-            design: Design {
-                lock: LockKind::Ticket,
-                ..Design::default()
-            },
-            ..w
-        };
-        let t = last_end_ns(&ticket);
+        let t = last_end_ns(&with_ticket_lock(&w));
         assert!((t - 6200.001).abs() < 1e-6, "{t} ns vs 6200.001");
     }
 

@@ -904,6 +904,8 @@ pub struct RunSpread {
     pub runs: usize,
     /// Per cell (slots), `ln(max run / min run)`, widest first.
     pub spread: Vec<(u64, f64)>,
+    /// The (lower) median of those spreads.
+    pub spread_median: f64,
     /// Unfitted cells whose prediction lies within its runs' range, and how many there are.
     pub inside: (usize, usize),
     /// Over the unfitted cells, the (lower) median `|ln(predicted / nearest run)|`, 0 inside
@@ -976,17 +978,13 @@ pub fn run_spread(runs: &PublishedTable, rows: &[ValidationRow]) -> Option<RunSp
         return None;
     }
     spread.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    beyond.sort_by(f64::total_cmp);
-    // The lower median, as `abs_log_error_quantile` takes it.
-    let beyond_median = beyond
-        .get(beyond.len().div_ceil(2).saturating_sub(1))
-        .copied()
-        .unwrap_or(0.0);
+    let spread_median = nearest_rank(spread.iter().map(|s| s.1).collect(), 0.5);
     Some(RunSpread {
         runs: runs.columns.len(),
         spread,
+        spread_median,
         inside: (inside, free),
-        beyond_median,
+        beyond_median: nearest_rank(beyond, 0.5),
     })
 }
 
@@ -1004,7 +1002,12 @@ pub fn abs_log_error_quantile<'a>(
     rows: impl IntoIterator<Item = &'a ValidationRow>,
     q: f64,
 ) -> f64 {
-    let mut v: Vec<f64> = rows.into_iter().map(|r| r.ratio.ln().abs()).collect();
+    nearest_rank(rows.into_iter().map(|r| r.ratio.ln().abs()).collect(), q)
+}
+
+/// Quantile `q` (0..=1) of `v` by nearest rank (the median of an even count is the lower
+/// middle value); 0 when empty.
+fn nearest_rank(mut v: Vec<f64>, q: f64) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
