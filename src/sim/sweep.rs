@@ -7,13 +7,13 @@ use super::calibrate::{Scenario, global_hash_size};
 use super::hashcost::{HashCost, hash_cost};
 use super::kernel::{AUTO_RFC_SLOTS, auto_slots};
 use super::profile::MachineProfile;
-use super::validate::perf_keys_per_thread;
 use super::{
     CACHE_LINE, Design, LineHomes, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload,
 };
 use super::{check_design, simulate};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::throughput::record::BenchRecord;
+use crate::workload::perf_keys_per_thread;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -20,8 +20,7 @@ use super::profile::MachineProfile;
 use super::sweep::parallel_map;
 use super::{Design, SimLength, SimOp, SimWorkload, simulate};
 use crate::hashers::{Builtin, HashKey, SharedHasher};
-use crate::key::FutexKey;
-use crate::workload::{KeyWorkload, PERF_FUTEXES};
+use crate::workload::PERF_FUTEXES;
 use serde::Serialize;
 use std::path::Path;
 
@@ -117,27 +116,7 @@ pub fn hasher_for_column(header: &str) -> Option<&'static str> {
     })
 }
 
-/// `perf bench futex hash` keys split per thread: `threads` arrays of `futexes` words
-/// (at most [`PERF_FUTEXES`], the layout of the `perf` workload).
-pub fn perf_keys_per_thread(
-    threads: usize,
-    futexes: usize,
-    seed: u64,
-) -> Result<Vec<Vec<FutexKey>>, String> {
-    if futexes == 0 || futexes > PERF_FUTEXES {
-        return Err(format!(
-            "futexes per thread must be 1..={PERF_FUTEXES} for the simulated perf layout, got {futexes}"
-        ));
-    }
-    let keys = KeyWorkload::Perf
-        .generate(Some(threads * PERF_FUTEXES), seed)
-        .map_err(|e| e.to_string())?
-        .keys;
-    Ok(keys
-        .chunks(PERF_FUTEXES)
-        .map(|c| c[..futexes].to_vec())
-        .collect())
-}
+pub use crate::workload::perf_keys_per_thread;
 
 /// One predicted cell of a published table.
 #[derive(Clone, Debug, Serialize)]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
 use super::pages::PageArray;
-use super::private::PrivateTable;
+use super::private_hash::PrivateTable;
 use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, NO_NODE};

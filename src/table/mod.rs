@@ -74,6 +74,7 @@ mod lock;
 mod model;
 mod pages;
 mod private;
+mod private_hash;
 mod reflock;
 
 #[cfg(all(test, loom))]

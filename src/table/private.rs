@@ -37,13 +37,13 @@
 //! lock a bucket it read before the move.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
 use super::global::GlobalTable;
-use super::pages::PageArray;
+use super::private_hash::PrivateTable;
 use super::reflock::RefLock;
 use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
 use crate::hashers::KeyHasher;
@@ -113,61 +113,6 @@ impl fmt::Display for SlotError {
     }
 }
 impl std::error::Error for SlotError {}
-
-const USAGE_SHARDS: usize = 16;
-
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct Shard(AtomicU64);
-
-/// A private table (`struct futex_private_hash`).
-#[derive(Debug)]
-pub(crate) struct PrivateTable<L> {
-    buckets: PageArray<L>,
-    bits: u32,
-    reduce: Reduce,
-    /// Whether the user sized it (`custom`).
-    custom: bool,
-    /// Lookups served, sharded per thread to keep the counter off the shared hot line.
-    usage: [Shard; USAGE_SHARDS],
-}
-
-impl<L: BucketLayout> PrivateTable<L> {
-    fn new(slots: usize, reduce: Reduce, custom: bool) -> Self {
-        PrivateTable {
-            buckets: PageArray::new(slots),
-            bits: slots.trailing_zeros(),
-            reduce,
-            custom,
-            usage: Default::default(),
-        }
-    }
-
-    /// Number of buckets.
-    pub fn slots(&self) -> usize {
-        self.buckets.len()
-    }
-
-    /// Lookups this table served so far.
-    pub fn lookups(&self) -> u64 {
-        // Relaxed: a statistic; nothing else is published through these counters, and a
-        // sum taken while lookups run is approximate by nature.
-        self.usage.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
-    }
-
-    #[inline]
-    fn bucket_for(&self, hash: u32) -> &BucketCore {
-        &self.buckets[self.reduce.index(hash, self.bits)]
-    }
-
-    #[inline]
-    fn count_lookup(&self, shard: usize) {
-        // Relaxed: an independent counter per shard (see `lookups`).
-        self.usage[shard % USAGE_SHARDS]
-            .0
-            .fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 /// The process's `mm->futex_phash`.
 #[derive(Debug)]

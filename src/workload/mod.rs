@@ -578,6 +578,28 @@ fn sparse_keys(base: FutexKey, d: &mut Distinct) {
     }
 }
 
+/// `perf bench futex hash` keys split per thread: `threads` arrays of `futexes` words
+/// (at most [`PERF_FUTEXES`], the layout of the `perf` workload).
+pub fn perf_keys_per_thread(
+    threads: usize,
+    futexes: usize,
+    seed: u64,
+) -> Result<Vec<Vec<FutexKey>>, String> {
+    if futexes == 0 || futexes > PERF_FUTEXES {
+        return Err(format!(
+            "futexes per thread must be 1..={PERF_FUTEXES} for the simulated perf layout, got {futexes}"
+        ));
+    }
+    let keys = KeyWorkload::Perf
+        .generate(Some(threads * PERF_FUTEXES), seed)
+        .map_err(|e| e.to_string())?
+        .keys;
+    Ok(keys
+        .chunks(PERF_FUTEXES)
+        .map(|c| c[..futexes].to_vec())
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
