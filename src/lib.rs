@@ -1,8 +1,13 @@
 //! futexhash: evaluate hash functions and bucket-table designs for Linux futex keys.
 //!
-//! Data flows one way: workload → keys ([`key`]) → hasher ([`hashers`]) → bucket →
-//! table/stats → report. The command-line front end lives in [`cli`]; `src/main.rs` only
-//! calls it.
+//! Data flows one way: a module uses only modules of lower layers (checked by
+//! `tests/architecture.rs`, as is this line).
+//!
+//! Layers, lowest first: `assets` `key` `machine` `reduce` `render` `rng` → `hashers`
+//! `workload` → `capture` `stats` `table` `throughput` → `bench` `check` `sim` → `attack`
+//! → `report` → `cli` `fuzz_targets`
+//!
+//! The command-line front end lives in [`cli`]; `src/main.rs` only calls it.
 #![warn(missing_docs)]
 
 pub mod assets;
