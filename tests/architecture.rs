@@ -265,7 +265,6 @@ fn flatten(ts: proc_macro2::TokenStream) -> Vec<proc_macro2::TokenTree> {
     v
 }
 
-
 /// Every module path the crate has: one per file, plus inline `mod x { … }` blocks.
 fn inline_modules(file: &syn::File, base: &[String], out: &mut BTreeSet<Vec<String>>) {
     fn walk(items: &[syn::Item], base: &[String], out: &mut BTreeSet<Vec<String>>) {

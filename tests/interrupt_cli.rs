@@ -139,3 +139,36 @@ fn a_killed_parent_takes_its_kernel_child_along() {
         "the kernel child outlived its parent"
     );
 }
+
+#[test]
+fn sigint_during_the_noisy_workload_keeps_the_finished_rows() {
+    // The model rows run first, in this process; the kernel rows in children. Once a
+    // kernel child runs (its run time marks it), both model rows are done.
+    let c = spawn(&[
+        "bench",
+        "--workload",
+        "noisy",
+        "--backend",
+        "model,kernel",
+        "-t",
+        "1",
+        "-r",
+        "1.73",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        wait_for(Duration::from_secs(60), || !children_with("730000000")
+            .is_empty()),
+        "the kernel child started"
+    );
+    signal(&c, libc::SIGINT);
+    let (code, out, err) = finish(c);
+    assert_eq!(code, Some(130), "{out}{err}");
+    let model_rows = out.lines().filter(|l| l.starts_with("model,")).count();
+    assert_eq!(
+        model_rows, 2,
+        "the two model rows that finished: {out}{err}"
+    );
+    assert!(!err.contains("no message"), "{err}");
+}

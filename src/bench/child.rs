@@ -261,16 +261,19 @@ pub fn run_in_child(
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     if !status.success() {
-        let msg = stderr
+        let last = stderr
             .lines()
             .rev()
             .find(|l| !l.trim().is_empty())
-            .unwrap_or("no message")
-            .trim();
-        let msg = msg.strip_prefix("futexhash: error: ").unwrap_or(msg);
+            .map(|l| l.trim())
+            .map(|l| {
+                l.strip_prefix("futexhash: error: ")
+                    .unwrap_or(l)
+                    .to_string()
+            });
         return Err(BenchError {
             usage: status.code() == Some(2),
-            message: msg.to_string(),
+            message: last.unwrap_or_else(|| silent_failure(status)),
         });
     }
     if !stderr.trim().is_empty() {
@@ -282,6 +285,26 @@ pub fn run_in_child(
             stdout.chars().take(200).collect::<String>()
         ))
     })
+}
+
+/// What to say of a child that failed without a word on stderr: interrupted with us, killed
+/// by a signal (named), or its exit status.
+fn silent_failure(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let interrupted = super::interrupt::requested();
+    match (status.code(), status.signal()) {
+        (_, Some(sig)) if interrupted => format!(
+            "interrupted: the benchmark child process stopped on signal {sig} before it reported"
+        ),
+        (Some(130), _) if interrupted => {
+            "interrupted: the benchmark child process stopped before it reported".to_string()
+        }
+        (_, Some(sig)) => format!("the benchmark child process was killed by signal {sig}"),
+        (Some(code), _) => {
+            format!("the benchmark child process exited with status {code} and no message")
+        }
+        (None, None) => "the benchmark child process failed with no message".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -311,6 +334,20 @@ mod tests {
         };
         let s = serde_json::to_string(&cfg).unwrap();
         assert_eq!(serde_json::from_str::<ChildConfig>(&s).unwrap(), cfg);
+    }
+
+    #[test]
+    fn a_silent_failure_is_named_by_its_signal_or_status() {
+        use std::os::unix::process::ExitStatusExt;
+        // Raw wait statuses (wait(2)): a signal in the low 7 bits, an exit code in bits 8-15.
+        assert_eq!(
+            silent_failure(std::process::ExitStatus::from_raw(libc::SIGSEGV)),
+            "the benchmark child process was killed by signal 11"
+        );
+        assert_eq!(
+            silent_failure(std::process::ExitStatus::from_raw(3 << 8)),
+            "the benchmark child process exited with status 3 and no message"
+        );
     }
 
     #[test]

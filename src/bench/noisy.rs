@@ -219,16 +219,26 @@ pub fn run_noisy(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
                     );
                     continue;
                 }
+                if super::interrupt::requested() {
+                    // SIGINT/SIGTERM: keep the runs that finished, start no other.
+                    return Ok(res);
+                }
                 let run = match (b, algo.clone()) {
                     (BackendChoice::Model, Some(a)) => match spec.model.layout {
                         crate::table::Layout::Aligned => {
-                            noisy_model::<Aligned>(a, &spec.model, spec, private)?
+                            noisy_model::<Aligned>(a, &spec.model, spec, private)
                         }
                         crate::table::Layout::Packed => {
-                            noisy_model::<Packed>(a, &spec.model, spec, private)?
+                            noisy_model::<Packed>(a, &spec.model, spec, private)
                         }
                     },
-                    _ => noisy_kernel(spec, private)?,
+                    _ => noisy_kernel(spec, private),
+                };
+                let run = match run {
+                    Ok(r) => r,
+                    // A child stopped by the interrupt has no report: the runs before it stand.
+                    Err(_) if super::interrupt::requested() => return Ok(res),
+                    Err(e) => return Err(e),
                 };
                 let mut r = BenchRecord::new(
                     RecordMeta {
