@@ -139,3 +139,58 @@ fn a_killed_parent_takes_its_kernel_child_along() {
         "the kernel child outlived its parent"
     );
 }
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("futexhash-interrupt-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Waits at most `limit` for `child` to exit (then kills it and fails).
+fn finish_within(child: Child, limit: Duration) -> (Option<i32>, String, String) {
+    let pid = child.id() as i32;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d = done.clone();
+    let watchdog = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while !d.load(std::sync::atomic::Ordering::SeqCst) {
+            if t0.elapsed() > limit {
+                // SAFETY: kill(2) on the pid of our own child, which `finish` has not
+                // reaped yet (`done` is set only after it returns).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    });
+    let r = finish(child);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(!watchdog.join().unwrap(), "still running after {limit:?}");
+    r
+}
+
+#[test]
+fn an_interrupted_report_leaves_no_staging_directory() {
+    let dir = scratch("report");
+    let target = dir.join("out");
+    let c = spawn(&["report", "--quick", "--out", target.to_str().unwrap()]);
+    let staging = dir.join(format!(".out.tmp{}", c.id()));
+    assert!(
+        wait_for(Duration::from_secs(60), || staging.is_dir()),
+        "the report never created {}",
+        staging.display()
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&c, libc::SIGINT);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
