@@ -2,8 +2,16 @@
 //! is sent to the running binary: it must print perf's lines for the elapsed time, exit
 //! with 130 (128 + SIGINT), and leave no kernel-backend child behind — also when the
 //! signal goes to the parent alone, and when the parent is killed outright.
+//!
+//! Issue 26: `sim` sweeps and `attack flood` stopped by a signal write the configurations
+//! that finished (valid CSV / JSON, at least one record) and exit 130; an interrupted
+//! `report` leaves no staging directory.
 
 use std::process::{Child, Command, Stdio};
+
+/// How long the sim sweep runs before the signal (its configurations take well under a
+/// second each here).
+const SIM_WAIT_SECS: u64 = 5;
 use std::time::{Duration, Instant};
 
 fn spawn(args: &[&str]) -> Child {
@@ -170,6 +178,86 @@ fn finish_within(child: Child, limit: Duration) -> (Option<i32>, String, String)
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     assert!(!watchdog.join().unwrap(), "still running after {limit:?}");
     r
+}
+
+#[test]
+fn sigint_keeps_the_sim_configurations_that_finished() {
+    let dir = scratch("sim");
+    let out = dir.join("sim.csv");
+    // Every hasher at 17 sizes and 4 thread counts: far more configurations than finish
+    // in the wait below.
+    let c = spawn(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--algo",
+        "all",
+        "-t",
+        "64,128,192,240",
+        "-b",
+        "2..131072",
+        "--format",
+        "csv",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_secs(SIM_WAIT_SECS));
+    signal(&c, libc::SIGINT);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    let text = std::fs::read_to_string(&out).expect("the output file was written");
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    assert!(header.iter().any(|h| h == "ops_per_sec"), "{header:?}");
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.expect("a complete row")).collect();
+    assert!(!rows.is_empty(), "no configuration finished: {err}");
+    assert!(rows.len() < 22 * 17 * 4, "the sweep was not interrupted");
+    for r in &rows {
+        assert_eq!(r.len(), header.len());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigterm_keeps_the_flood_rows_that_finished() {
+    let dir = scratch("flood");
+    let out = dir.join("flood.json");
+    // 22 hashers x 2 tables x 2 victims = 88 configurations of about 0.4 s each.
+    let c = spawn(&[
+        "attack",
+        "flood",
+        "--algo",
+        "all",
+        "--attacker-keys",
+        "8",
+        "--placement",
+        "computed",
+        "--duration-ms",
+        "50",
+        "--reps",
+        "2",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_secs(8));
+    signal(&c, libc::SIGTERM);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    let text = std::fs::read_to_string(&out).expect("the output file was written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let rows = v.as_array().expect("an array of records");
+    assert!(!rows.is_empty(), "no configuration finished: {err}");
+    assert!(rows.len() < 88 * 2, "the flood was not interrupted");
+    // Whole configurations only: a control row and its placement's row.
+    assert_eq!(rows.len() % 2, 0, "{rows:?}");
+    for r in rows {
+        for f in ["algo", "table", "victim_slowdown", "verdict"] {
+            assert!(r.get(f).is_some(), "{f} missing in {r}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -8,6 +8,7 @@ use crate::attack::leak::{self, LeakConfig};
 use crate::attack::oracle::{
     AttackTable, BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, MAX_SPACE_BITS,
 };
+use crate::bench::interrupt;
 use crate::hashers::{HashKey, KeyHasher, Scope};
 use crate::render::{Format, TextTable, output};
 use crate::rng::SplitMix64;
@@ -515,10 +516,16 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
         Ok(()) => crate::bench::kernel::get_slots().ok(),
         Err(_) => None,
     };
+    // SIGINT/SIGTERM: the configuration running finishes, the rest are skipped, what
+    // finished is printed and written, and the exit status is 130 (as `bench`).
+    interrupt::install();
     let mut records = Vec::new();
-    for (kh, ah) in kernel.iter().zip(&attacker) {
+    'all: for (kh, ah) in kernel.iter().zip(&attacker) {
         for &t in &tables.kinds {
             for &workload in &workloads {
+                if interrupt::requested() {
+                    break 'all;
+                }
                 let cfg = FloodConfig {
                     table: t,
                     buckets: tables.buckets,
@@ -636,7 +643,11 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
             flood::MIN_NULL_SD,
         );
         format!("{}\n{}", wrap(&text, 100), t.render())
-    })
+    })?;
+    if interrupt::requested() {
+        return Err(CliError::Interrupted);
+    }
+    Ok(())
 }
 
 #[derive(Debug, clap::Args)]
