@@ -796,6 +796,9 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         global_nodes: 1,
     };
     let obs: Vec<Observation> = rows.iter().map(|&i| pick(i)).collect::<Result<_, _>>()?;
+    // What calibrate would refuse, refused before the hash is timed and anything simulated.
+    crate::sim::calibrate::check_calibration(&template, &scenario, &obs)
+        .map_err(CliError::Usage)?;
     // The measured kernel's hash: the template's figure only if the template is this
     // machine's; otherwise timed here.
     let cost = hash_cost(&template, &hasher).map_err(CliError::Usage)?;
