@@ -139,11 +139,17 @@ fn flood_slows_the_victim_in_the_global_table_only() {
         "--format",
         "json",
     ]);
-    assert_eq!(rs.len(), 2);
+    // Per table: the control row, then the computed placement's.
+    assert_eq!(rs.len(), 4);
     for r in &rs {
         has_fields(r, &FLOOD_FIELDS);
     }
-    let (g, p) = (&rs[0], &rs[1]);
+    let placements: Vec<&str> = rs
+        .iter()
+        .map(|r| r["placement"].as_str().unwrap())
+        .collect();
+    assert_eq!(placements, ["control", "computed", "control", "computed"]);
+    let (g, p) = (&rs[1], &rs[3]);
     assert_eq!(g["keys_in_victim_buckets"], 256);
     assert_eq!(p["keys_in_victim_buckets"], 0);
     // 256 foreign entries on the victim's chain instead of an empty bucket: far slower per
@@ -154,6 +160,116 @@ fn flood_slows_the_victim_in_the_global_table_only() {
     );
     assert!(gs > 3.0, "global slowdown {gs}");
     assert!(ps < gs / 2.0, "private slowdown {ps} vs global {gs}");
+}
+
+#[test]
+fn every_flood_row_is_judged_against_a_control_that_shares_no_bucket() {
+    let rs = json(&[
+        "attack",
+        "flood",
+        "--algo",
+        "jhash2",
+        "--attacker-keys",
+        "16",
+        "--placement",
+        "computed,blind",
+        "--victim",
+        "pingpong",
+        "--duration-ms",
+        "20",
+        "--reps",
+        "2",
+        "--buckets",
+        "64",
+        "--format",
+        "json",
+    ]);
+    // Two tables x (control, computed, blind).
+    assert_eq!(rs.len(), 6);
+    for (i, r) in rs.iter().enumerate() {
+        has_fields(
+            r,
+            &[
+                "control_slowdown",
+                "slowdown_vs_control",
+                "null_sd",
+                "separable",
+                "verdict",
+            ],
+        );
+        let verdict = r["verdict"].as_str().unwrap();
+        let separable = r["separable"].as_bool().unwrap();
+        if i % 3 == 0 {
+            assert_eq!(r["placement"], "control", "{r}");
+            assert_eq!(r["keys_in_victim_buckets"], 0, "{r}");
+            assert_eq!(verdict, "control");
+            assert!(!separable);
+            // The control row's slowdown is the control slowdown itself.
+            assert_eq!(r["victim_slowdown"], r["control_slowdown"], "{r}");
+        } else {
+            assert_eq!(
+                verdict,
+                if separable {
+                    "separable"
+                } else {
+                    "not separable"
+                }
+            );
+            // Every row of one hasher/table/victim shares the control's figures.
+            assert_eq!(r["control_slowdown"], rs[i - i % 3]["control_slowdown"]);
+            assert_eq!(r["null_sd"], rs[i - i % 3]["null_sd"]);
+        }
+    }
+    // One repetition has no spread: no verdict can be separable, whatever the load.
+    let rs = json(&[
+        "attack",
+        "flood",
+        "--algo",
+        "jhash2",
+        "--attacker-keys",
+        "16",
+        "--placement",
+        "computed",
+        "--victim",
+        "wake",
+        "--duration-ms",
+        "20",
+        "--reps",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        rs.iter()
+            .all(|r| r["separable"] == false && r["null_sd"].is_null())
+    );
+    // The table fits in 100 columns with the longest hasher name.
+    let out = futexhash(&[
+        "attack",
+        "flood",
+        "--algo",
+        "hash_long_old-addr",
+        "--attacker-keys",
+        "4",
+        "--placement",
+        "computed",
+        "--victim",
+        "wake",
+        "--duration-ms",
+        "10",
+        "--reps",
+        "2",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    assert!(text.contains("| control "), "{text}");
 }
 
 #[test]

@@ -38,6 +38,21 @@ int main(void) {
 }
 "#;
 
+/// A target that never pauses: one thread making `FUTEX_WAKE_PRIVATE` calls on one word as
+/// fast as it can, until killed.
+const BUSY: &str = r#"
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+static uint32_t word;
+int main(void) {
+    for (;;)
+        syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+"#;
+
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
         "futexhash-capture-test-{}-{name}",
@@ -62,9 +77,13 @@ fn cannot_capture() -> Option<String> {
 }
 
 fn build_program(dir: &Path) -> PathBuf {
-    let src = dir.join("known.c");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let exe = dir.join("known");
+    build_c(dir, "known", PROGRAM)
+}
+
+fn build_c(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, text).unwrap();
+    let exe = dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let st = Command::new(&cc)
         .args(["-O1", "-o"])
@@ -259,11 +278,202 @@ fn sigint_keeps_what_was_captured_and_ends_the_command() {
     };
     assert_eq!(status.code(), Some(130));
     let text = std::fs::read_to_string(&cap).unwrap();
-    assert!(text.contains("reason=signal"), "{text}");
+    assert!(text.contains("reason=interrupted"), "{text}");
     // The command we started is gone (not orphaned).
     assert!(
         !Path::new(&format!("/proc/{target}")).exists(),
         "sleep {target} still runs"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capture of the busy target started by this test, with `limits` (e.g. `--seconds 2`).
+/// Returns the child and the time the capture said it had attached ("capturing pid"), when
+/// its `--seconds` clock starts.
+fn start_busy(exe: &Path, cap: &Path, limits: &[&str]) -> (std::process::Child, Instant, u32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .arg("capture")
+        .args(limits)
+        .args(["-o", cap.to_str().unwrap(), "--", exe.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let mut target = 0u32;
+    while err.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("capturing pid ").nth(1) {
+            target = rest.split_whitespace().next().unwrap().parse().unwrap();
+            break;
+        }
+        line.clear();
+    }
+    assert!(target > 0, "no 'capturing pid' line: {line}");
+    let attached = Instant::now();
+    // Keep reading stderr so that the capture never blocks on it.
+    std::thread::spawn(move || {
+        let mut rest = String::new();
+        while err.read_line(&mut rest).is_ok_and(|n| n > 0) {}
+    });
+    (child, attached, target)
+}
+
+/// Waits for `child`, at most `limit` (then kills it and fails).
+fn wait_at_most(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("capture still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The event lines of a capture file and its trailer's fields.
+fn events_and_trailer(path: &Path) -> (Vec<String>, BTreeMap<String, String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.ends_with('\n'), "the file is cut short");
+    let events: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    let last = text.lines().last().unwrap();
+    let trailer = last
+        .strip_prefix("# end ")
+        .unwrap_or_else(|| panic!("no trailer as the last line: {last}"))
+        .split(' ')
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    (events, trailer)
+}
+
+#[test]
+fn a_busy_target_is_stopped_at_each_limit() {
+    if let Some(why) = cannot_capture() {
+        println!("SKIPPED a_busy_target_is_stopped_at_each_limit: {why}");
+        return;
+    }
+    let dir = scratch("busy");
+    let exe = build_c(&dir, "busy", BUSY);
+    let cap = dir.join("busy.fxc");
+
+    // --seconds 2: the spec's bound is N + 2 s from the start of the capture (the
+    // "capturing pid" line, after bpftrace attached; attaching itself is not timed). Before
+    // the stop was enforced in futexhash, this target ran 20-60 s.
+    let (mut child, attached, target) = start_busy(&exe, &cap, &["--seconds", "2"]);
+    let status = wait_at_most(&mut child, Duration::from_secs(60));
+    let took = attached.elapsed();
+    assert_eq!(status.code(), Some(0));
+    assert!(took < Duration::from_secs(4), "--seconds 2 took {took:?}");
+    let (events, trailer) = events_and_trailer(&cap);
+    assert_eq!(trailer["reason"], "seconds");
+    assert_eq!(trailer["events"], events.len().to_string());
+    assert!(
+        events.len() > 100,
+        "a busy target made {} calls",
+        events.len()
+    );
+    assert!(
+        !Path::new(&format!("/proc/{target}")).exists(),
+        "the busy target {target} still runs"
+    );
+
+    // --max-events 100: exactly 100 event lines (the busy target makes plain futex calls,
+    // which have no vector entries to keep together).
+    let (mut child, _, _) = start_busy(&exe, &cap, &["--max-events", "100"]);
+    assert_eq!(
+        wait_at_most(&mut child, Duration::from_secs(60)).code(),
+        Some(0)
+    );
+    let (events, trailer) = events_and_trailer(&cap);
+    assert_eq!(events.len(), 100);
+    assert_eq!(trailer["reason"], "max-events");
+    assert_eq!(trailer["events"], "100");
+    assert!(
+        events
+            .iter()
+            .all(|l| l.starts_with("futex ") || l.starts_with("fork ") || l.starts_with("exit ")),
+        "{events:?}"
+    );
+
+    // --max-bytes 5000: at most 5000 bytes of event lines, and no room left for another.
+    let (mut child, _, _) = start_busy(&exe, &cap, &["--max-bytes", "5000"]);
+    assert_eq!(
+        wait_at_most(&mut child, Duration::from_secs(60)).code(),
+        Some(0)
+    );
+    let (events, trailer) = events_and_trailer(&cap);
+    let bytes: usize = events.iter().map(|l| l.len() + 1).sum();
+    let longest = events.iter().map(|l| l.len() + 1).max().unwrap();
+    assert!(bytes <= 5000 && bytes + longest > 5000, "{bytes} bytes");
+    assert_eq!(trailer["reason"], "max-bytes");
+    assert_eq!(trailer["events"], events.len().to_string());
+
+    // The files read back as captures (the reader counts the calls).
+    let d = common::futexhash(&[
+        "dist",
+        "--algo",
+        "jhash2",
+        "--buckets",
+        "16",
+        "--weight",
+        "ops",
+        "--workload",
+        &format!("trace:{}", cap.display()),
+        "--format",
+        "json",
+    ]);
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&d.stdout).unwrap();
+    let calls = events.iter().filter(|l| l.starts_with("futex ")).count();
+    assert_eq!(v[0]["keys"], calls);
+    assert!(
+        String::from_utf8_lossy(&d.stderr).contains("stopped on max-bytes"),
+        "{}",
+        String::from_utf8_lossy(&d.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigint_stops_a_busy_capture_within_two_seconds() {
+    if let Some(why) = cannot_capture() {
+        println!("SKIPPED sigint_stops_a_busy_capture_within_two_seconds: {why}");
+        return;
+    }
+    let dir = scratch("busy-sigint");
+    let exe = build_c(&dir, "busy", BUSY);
+    let cap = dir.join("busy.fxc");
+    let (mut child, _, target) = start_busy(&exe, &cap, &[]);
+    // Let the events stream for a while before the signal.
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let signalled = Instant::now();
+    let status = wait_at_most(&mut child, Duration::from_secs(60));
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(130));
+    assert!(took < Duration::from_secs(2), "SIGINT took {took:?}");
+    let (events, trailer) = events_and_trailer(&cap);
+    assert_eq!(trailer["reason"], "interrupted");
+    assert_eq!(trailer["events"], events.len().to_string());
+    assert!(
+        events.len() > 100,
+        "a busy target made {} calls",
+        events.len()
+    );
+    assert!(
+        !Path::new(&format!("/proc/{target}")).exists(),
+        "the busy target {target} still runs"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -297,6 +507,15 @@ fn bad_input_is_refused_before_any_work() {
         ),
         (vec!["capture", "--seconds", "-1", "--", "true"], "-1"),
         (vec!["capture", "--seconds", "abc", "--", "true"], "abc"),
+        (
+            vec!["capture", "--max-events", "0", "--", "true"],
+            "--max-events '0'",
+        ),
+        (vec!["capture", "--max-events", "-5", "--", "true"], "-5"),
+        (
+            vec!["capture", "--max-bytes", "1x", "--", "true"],
+            "--max-bytes '1x'",
+        ),
         (vec!["capture"], "required"),
     ];
     for (args, needle) in cases {

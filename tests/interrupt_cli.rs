@@ -2,8 +2,16 @@
 //! is sent to the running binary: it must print perf's lines for the elapsed time, exit
 //! with 130 (128 + SIGINT), and leave no kernel-backend child behind — also when the
 //! signal goes to the parent alone, and when the parent is killed outright.
+//!
+//! Issue 26: `sim` sweeps and `attack flood` stopped by a signal write the configurations
+//! that finished (valid CSV / JSON, at least one record) and exit 130; an interrupted
+//! `report` leaves no staging directory.
 
 use std::process::{Child, Command, Stdio};
+
+/// How long the sim sweep runs before the signal (its configurations take well under a
+/// second each here).
+const SIM_WAIT_SECS: u64 = 5;
 use std::time::{Duration, Instant};
 
 fn spawn(args: &[&str]) -> Child {
@@ -171,4 +179,139 @@ fn sigint_during_the_noisy_workload_keeps_the_finished_rows() {
         "the two model rows that finished: {out}{err}"
     );
     assert!(!err.contains("no message"), "{err}");
+}
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("futexhash-interrupt-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Waits at most `limit` for `child` to exit (then kills it and fails).
+fn finish_within(child: Child, limit: Duration) -> (Option<i32>, String, String) {
+    let pid = child.id() as i32;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d = done.clone();
+    let watchdog = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while !d.load(std::sync::atomic::Ordering::SeqCst) {
+            if t0.elapsed() > limit {
+                // SAFETY: kill(2) on the pid of our own child, which `finish` has not
+                // reaped yet (`done` is set only after it returns).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    });
+    let r = finish(child);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(!watchdog.join().unwrap(), "still running after {limit:?}");
+    r
+}
+
+#[test]
+fn sigint_keeps_the_sim_configurations_that_finished() {
+    let dir = scratch("sim");
+    let out = dir.join("sim.csv");
+    // Every hasher at 17 sizes and 4 thread counts: far more configurations than finish
+    // in the wait below.
+    let c = spawn(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--algo",
+        "all",
+        "-t",
+        "64,128,192,240",
+        "-b",
+        "2..131072",
+        "--format",
+        "csv",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_secs(SIM_WAIT_SECS));
+    signal(&c, libc::SIGINT);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    let text = std::fs::read_to_string(&out).expect("the output file was written");
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    assert!(header.iter().any(|h| h == "ops_per_sec"), "{header:?}");
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.expect("a complete row")).collect();
+    assert!(!rows.is_empty(), "no configuration finished: {err}");
+    assert!(rows.len() < 22 * 17 * 4, "the sweep was not interrupted");
+    for r in &rows {
+        assert_eq!(r.len(), header.len());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigterm_keeps_the_flood_rows_that_finished() {
+    let dir = scratch("flood");
+    let out = dir.join("flood.json");
+    // 22 hashers x 2 tables x 2 victims = 88 configurations of about 0.4 s each.
+    let c = spawn(&[
+        "attack",
+        "flood",
+        "--algo",
+        "all",
+        "--attacker-keys",
+        "8",
+        "--placement",
+        "computed",
+        "--duration-ms",
+        "50",
+        "--reps",
+        "2",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_secs(8));
+    signal(&c, libc::SIGTERM);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    let text = std::fs::read_to_string(&out).expect("the output file was written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let rows = v.as_array().expect("an array of records");
+    assert!(!rows.is_empty(), "no configuration finished: {err}");
+    assert!(rows.len() < 88 * 2, "the flood was not interrupted");
+    // Whole configurations only: a control row and its placement's row.
+    assert_eq!(rows.len() % 2, 0, "{rows:?}");
+    for r in rows {
+        for f in ["algo", "table", "victim_slowdown", "verdict"] {
+            assert!(r.get(f).is_some(), "{f} missing in {r}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_interrupted_report_leaves_no_staging_directory() {
+    let dir = scratch("report");
+    let target = dir.join("out");
+    let c = spawn(&["report", "--quick", "--out", target.to_str().unwrap()]);
+    let staging = dir.join(format!(".out.tmp{}", c.id()));
+    assert!(
+        wait_for(Duration::from_secs(60), || staging.is_dir()),
+        "the report never created {}",
+        staging.display()
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&c, libc::SIGINT);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -86,6 +86,38 @@ fn sim_json_has_the_bench_fields_and_the_contention_curve() {
 }
 
 #[test]
+fn calibrate_refuses_rows_its_threads_cannot_reach_before_computing() {
+    // The seed's 240-thread rows given as 5000 threads on 2 CPUs: 1,868,129 ops/sec per
+    // thread would need an operation every 0.214 ns per CPU (1e9 / (1868129 x 2500)), below
+    // the template's 100 ns hold; at most floor(2e9 / (1868129 x 100)) = 10 threads could.
+    let prof = tmp("never.toml");
+    let o = futexhash(&[
+        "sim",
+        "calibrate",
+        "--from",
+        "data/published/buckets-240threads-256cpu.csv",
+        "--rows",
+        "0,2",
+        "--threads",
+        "5000",
+        "--cpus",
+        "2",
+        "--out",
+        prof.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("5000 threads on 2 CPUs")
+            && err.contains("0.214 ns")
+            && err.contains("at most 10 threads"),
+        "{err}"
+    );
+    assert!(!prof.exists());
+}
+
+#[test]
 fn calibrate_writes_a_profile_that_reproduces_its_rows() {
     let csv = tmp("measured.csv");
     std::fs::write(&csv, "buckets,ops/sec\n0,1500000\n2,40000\n1024,900000\n").unwrap();

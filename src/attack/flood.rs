@@ -26,6 +26,20 @@
 //!   victim's waiter. Needs no `mm` and no key, only a shared table; the probes it costs are
 //!   counted. Modelled with the table's true routing as the channel's (noise-free) answer.
 //! - [`Placement::Blind`]: consecutive addresses, no knowledge: waiters spread evenly.
+//! - [`Placement::Control`]: as many waiters, at addresses whose buckets (by the table's
+//!   true routing) are none of the victim's: everything an attack does except sharing a
+//!   bucket (the parked threads, their real futexes, the scheduler).
+//!
+//! Judging a row against the control ([`run_set`], [`verdict`]): every repetition runs the
+//! victim alone, with the control's waiters parked, and with each placement's waiters
+//! parked, back to back, so that the machine's drift hits them alike. A placement's effect
+//! is the mean over the repetitions of `ln(control rate / attacked rate)` (the victim's
+//! rate with keys that share no bucket against keys placed by the attacker); the null
+//! spread is the sample standard deviation over the repetitions of `ln(alone rate /
+//! control rate)`, the run-to-run variation between two runs that share no bucket (at
+//! least [`MIN_NULL_SD`]). A row is separable when its effect exceeds [`SEPARATION_SD`]
+//! null standard deviations (the `attack channel` rule, [`super::channel`]); otherwise no
+//! slowdown is claimed for it. One repetition has no spread: never separable.
 //!
 //! Victim workloads ([`VictimWorkload`]): `pingpong`, two threads handing a turn back and
 //! forth with wait/wake on two futex words (every wake finds its waiter behind the
@@ -61,6 +75,8 @@ pub enum Placement {
     Discovered,
     /// Consecutive addresses, no knowledge.
     Blind,
+    /// Addresses that share no bucket with the victim's words (the control).
+    Control,
 }
 
 impl Placement {
@@ -70,6 +86,7 @@ impl Placement {
             Placement::Computed => "computed",
             Placement::Discovered => "discovered",
             Placement::Blind => "blind",
+            Placement::Control => "control",
         }
     }
     /// Parses the name.
@@ -78,6 +95,7 @@ impl Placement {
             "computed" => Some(Placement::Computed),
             "discovered" => Some(Placement::Discovered),
             "blind" => Some(Placement::Blind),
+            "control" => Some(Placement::Control),
             _ => None,
         }
     }
@@ -288,6 +306,19 @@ fn place<H: KeyHasher, M: KeyHasher + ?Sized>(
     let mut probes = 0u64;
     match cfg.placement {
         Placement::Blind => out.extend((0..n as u64).map(|i| ATTACKER_BASE + 4 * i)),
+        Placement::Control => {
+            // Consecutive addresses, skipping any whose bucket (the table's true routing)
+            // is one of the victim's.
+            let targets: Vec<(usize, usize)> = vkeys.iter().map(|k| victim.bucket_id(k)).collect();
+            let mut i = 0u64;
+            while out.len() < n && i < budget {
+                let a = ATTACKER_BASE + 4 * i;
+                i += 1;
+                if !targets.contains(&attacker.bucket_id(&key(cfg.attacker_mm, a))) {
+                    out.push(a);
+                }
+            }
+        }
         Placement::Computed => {
             // The attacker's prediction: the global-table bucket under its model. Targets
             // alternate between the victim's two words.
@@ -497,13 +528,68 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs the experiment: the table hashes with `kernel`; the attacker computes placements
-/// with `model` (its belief about the hash).
-pub fn run<H: KeyHasher + Clone, M: KeyHasher + ?Sized>(
+/// How many null standard deviations a placement's effect must exceed (module docs; the
+/// same 4 as `attack channel`).
+pub const SEPARATION_SD: f64 = 4.0;
+/// The smallest null spread used (natural log of the rate ratio, i.e. about 1 %): a few
+/// repetitions can agree by chance more closely than the machine's real variation.
+pub const MIN_NULL_SD: f64 = 0.01;
+
+/// A placement's rows judged against the control (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    /// `exp(mean ln(control rate / attacked rate))`: the slowdown beyond the control's.
+    pub slowdown_vs_control: f64,
+    /// The sample standard deviation of `ln(alone / control)` over the repetitions (at
+    /// least [`MIN_NULL_SD`]; NaN with fewer than two repetitions).
+    pub null_sd: f64,
+    /// `ln(slowdown_vs_control) > SEPARATION_SD * null_sd`.
+    pub separable: bool,
+}
+
+/// Judges one placement from the victim's rates of each repetition: `alone`, with the
+/// control's waiters parked (`control`), with the placement's (`attacked`), paired by index.
+pub fn verdict(alone: &[f64], control: &[f64], attacked: &[f64]) -> Verdict {
+    let n = alone.len().min(control.len()).min(attacked.len());
+    let effect = (0..n).map(|i| (control[i] / attacked[i]).ln()).sum::<f64>() / n as f64;
+    let null: Vec<f64> = (0..n).map(|i| (alone[i] / control[i]).ln()).collect();
+    let null_sd = if n < 2 {
+        f64::NAN
+    } else {
+        let m = null.iter().sum::<f64>() / n as f64;
+        let var = null.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+        var.sqrt().max(MIN_NULL_SD)
+    };
+    Verdict {
+        slowdown_vs_control: effect.exp(),
+        null_sd,
+        separable: n >= 2 && effect > SEPARATION_SD * null_sd,
+    }
+}
+
+/// One placement's result in a [`run_set`], with its verdict against the control.
+#[derive(Clone, Debug)]
+pub struct JudgedResult {
+    /// Which placement.
+    pub placement: Placement,
+    /// What was measured (`victim_slowdown` is alone / attacked).
+    pub result: FloodResult,
+    /// The control's `alone / control` slowdown, the median over the repetitions.
+    pub control_slowdown: f64,
+    /// The verdict against the control (for the control itself: not separable).
+    pub verdict: Verdict,
+}
+
+/// Runs the experiment for the control and each of `placements` (the control first, then
+/// the placements in order; `cfg.placement` is ignored): each repetition runs the victim
+/// alone, then with each set of waiters parked. The table hashes with `kernel`; the
+/// attacker computes placements with `model` (its belief about the hash).
+pub fn run_set<H: KeyHasher + Clone, M: KeyHasher + ?Sized>(
     kernel: &H,
     model: &M,
     cfg: &FloodConfig,
-) -> Result<FloodResult, TableError> {
+    placements: &[Placement],
+) -> Result<Vec<JudgedResult>, TableError> {
     let world = World::new(
         kernel,
         cfg.table,
@@ -513,41 +599,93 @@ pub fn run<H: KeyHasher + Clone, M: KeyHasher + ?Sized>(
         cfg.attacker_mm,
     )?;
     let (victim, attacker) = world.sides();
-    let (addrs, placement_probes) = place(cfg, model, &victim, &attacker);
     let vbuckets: Vec<(usize, usize)> = VICTIM_WORDS
         .iter()
         .map(|&a| victim.bucket_id(&key(cfg.victim_mm, a)))
         .collect();
-    let keys_in_victim_buckets = addrs
+    let mut all = vec![Placement::Control];
+    all.extend(placements.iter().filter(|&&p| p != Placement::Control));
+    let placed: Vec<(Vec<u64>, u64)> = all
         .iter()
-        .filter(|&&a| vbuckets.contains(&attacker.bucket_id(&key(cfg.attacker_mm, a))))
-        .count();
-    let (mut alone, mut attacked, mut p99_alone, mut p99) = (vec![], vec![], vec![], vec![]);
-    let (mut ratio, mut ratio_cpu) = (vec![], vec![]);
-    for _ in 0..cfg.reps.max(1) {
-        let a = victim_run(&victim, cfg);
-        let b = with_parked(&attacker, cfg.attacker_mm, &addrs, || {
-            victim_run(&victim, cfg)
-        });
-        // Adjacent runs form a pair, so slow drift of the machine's load cancels.
-        ratio.push(a.ops_per_sec / b.ops_per_sec);
-        ratio_cpu.push(a.ops_per_cpu_sec / b.ops_per_cpu_sec);
-        alone.push(a.ops_per_sec);
-        p99_alone.push(a.wake_ns.value_at_quantile(0.99) as f64);
-        attacked.push(b.ops_per_sec);
-        p99.push(b.wake_ns.value_at_quantile(0.99) as f64);
+        .map(|&p| {
+            let c = FloodConfig {
+                placement: p,
+                ..*cfg
+            };
+            place(&c, model, &victim, &attacker)
+        })
+        .collect();
+    let reps = cfg.reps.max(1);
+    let mut alone: Vec<Run> = Vec::with_capacity(reps);
+    let mut parked: Vec<Vec<Run>> = all.iter().map(|_| Vec::with_capacity(reps)).collect();
+    for _ in 0..reps {
+        // Back to back, so slow drift of the machine's load hits every set alike.
+        alone.push(victim_run(&victim, cfg));
+        for (runs, (addrs, _)) in parked.iter_mut().zip(&placed) {
+            runs.push(with_parked(&attacker, cfg.attacker_mm, addrs, || {
+                victim_run(&victim, cfg)
+            }));
+        }
     }
-    Ok(FloodResult {
-        victim_ops_per_sec: median(attacked),
-        victim_ops_per_sec_alone: median(alone),
-        victim_slowdown: median(ratio),
-        victim_slowdown_cpu: median(ratio_cpu),
-        victim_wake_ns_p99: median(p99),
-        victim_wake_ns_p99_alone: median(p99_alone),
-        keys_in_victim_buckets,
-        placement_probes,
-        running_threads: 2,
-    })
+    let rate = |rs: &[Run]| rs.iter().map(|r| r.ops_per_sec).collect::<Vec<f64>>();
+    let alone_rate = rate(&alone);
+    let control_rate = rate(&parked[0]);
+    let control_slowdown = median(
+        alone_rate
+            .iter()
+            .zip(&control_rate)
+            .map(|(a, c)| a / c)
+            .collect(),
+    );
+    let mut out = Vec::with_capacity(all.len());
+    for ((&p, (addrs, placement_probes)), runs) in all.iter().zip(&placed).zip(&parked) {
+        let keys_in_victim_buckets = addrs
+            .iter()
+            .filter(|&&a| vbuckets.contains(&attacker.bucket_id(&key(cfg.attacker_mm, a))))
+            .count();
+        let p99 = |rs: &[Run]| {
+            median(
+                rs.iter()
+                    .map(|r| r.wake_ns.value_at_quantile(0.99) as f64)
+                    .collect(),
+            )
+        };
+        let ratio =
+            |f: fn(&Run) -> f64| median(alone.iter().zip(runs).map(|(a, b)| f(a) / f(b)).collect());
+        let attacked_rate = rate(runs);
+        let mut v = verdict(&alone_rate, &control_rate, &attacked_rate);
+        if p == Placement::Control {
+            v.separable = false;
+        }
+        out.push(JudgedResult {
+            placement: p,
+            result: FloodResult {
+                victim_ops_per_sec: median(attacked_rate),
+                victim_ops_per_sec_alone: median(alone_rate.clone()),
+                victim_slowdown: ratio(|r| r.ops_per_sec),
+                victim_slowdown_cpu: ratio(|r| r.ops_per_cpu_sec),
+                victim_wake_ns_p99: p99(runs),
+                victim_wake_ns_p99_alone: p99(&alone),
+                keys_in_victim_buckets,
+                placement_probes: *placement_probes,
+                running_threads: 2,
+            },
+            control_slowdown,
+            verdict: v,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs the experiment for `cfg.placement` alone (its control is run too, and dropped):
+/// see [`run_set`].
+pub fn run<H: KeyHasher + Clone, M: KeyHasher + ?Sized>(
+    kernel: &H,
+    model: &M,
+    cfg: &FloodConfig,
+) -> Result<FloodResult, TableError> {
+    let mut set = run_set(kernel, model, cfg, &[cfg.placement])?;
+    Ok(set.pop().expect("the placement's result").result)
 }
 
 #[cfg(test)]
@@ -653,6 +791,85 @@ mod tests {
         c.placement = Placement::Discovered;
         let r = run(&kernel, &guess, &c).unwrap();
         assert_eq!(r.keys_in_victim_buckets, 64);
+    }
+
+    #[test]
+    fn the_verdict_is_the_effect_against_the_null_spread() {
+        // Hand-computed: ln(alone/control) = 0, ln(100/110) = -0.095310, ln(100/90) =
+        // 0.105361; mean 0.003350, sample sd sqrt(0.020151 / 2) = 0.100376.
+        let alone = [100.0, 100.0, 100.0];
+        let control = [100.0, 110.0, 90.0];
+        let v = verdict(&alone, &control, &[50.0, 55.0, 45.0]);
+        assert!((v.null_sd - 0.100376).abs() < 1e-5, "{v:?}");
+        // ln 2 = 0.6931 > 4 x 0.1004 = 0.4015.
+        assert!(
+            (v.slowdown_vs_control - 2.0).abs() < 1e-12 && v.separable,
+            "{v:?}"
+        );
+        // ln 1.25 = 0.2231 < 0.4015: a 25 % slowdown this noise explains.
+        let v = verdict(&alone, &control, &[80.0, 88.0, 72.0]);
+        assert!(
+            (v.slowdown_vs_control - 1.25).abs() < 1e-12 && !v.separable,
+            "{v:?}"
+        );
+        // A slowdown that the control shows as well is no finding: alone 3x faster than
+        // both (the pingpong rows of the issue), attacked = control.
+        let v = verdict(
+            &[300.0, 310.0, 290.0],
+            &[100.0, 100.0, 100.0],
+            &[100.0, 100.0, 100.0],
+        );
+        assert!(
+            !v.separable && (v.slowdown_vs_control - 1.0).abs() < 1e-12,
+            "{v:?}"
+        );
+        // No spread at all: the floor of 1 % applies: ln 1.05 = 0.0488 > 0.04, ln 1.03 =
+        // 0.0296 < 0.04.
+        let same = [100.0, 100.0];
+        assert_eq!(
+            verdict(&same, &same, &[100.0 / 1.05; 2]).null_sd,
+            MIN_NULL_SD
+        );
+        assert!(verdict(&same, &same, &[100.0 / 1.05; 2]).separable);
+        assert!(!verdict(&same, &same, &[100.0 / 1.03; 2]).separable);
+        // One repetition: no spread, never separable, however large the effect.
+        let v = verdict(&[100.0], &[100.0], &[1.0]);
+        assert!(v.null_sd.is_nan() && !v.separable && (v.slowdown_vs_control - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_control_shares_no_bucket_with_the_victim() {
+        let h = Jhash2 { scope: Scope::Full };
+        let c = cfg(AttackTable::Global, Placement::Control);
+        let g = GlobalTable::<Jhash2, Aligned>::new(
+            h,
+            Geometry {
+                nodes: 1,
+                per_node: 64,
+                reduce: Reduce::Mask,
+                squash: false,
+            },
+        )
+        .unwrap();
+        let side = Side::Global(&g);
+        let (addrs, _) = place(&c, &h, &side, &side);
+        assert_eq!(addrs.len(), 32);
+        let targets: Vec<u32> = VICTIM_WORDS
+            .iter()
+            .map(|&a| spec_bucket(c.victim_mm, a, 64))
+            .collect();
+        assert!(
+            addrs
+                .iter()
+                .all(|&a| !targets.contains(&spec_bucket(c.attacker_mm, a, 64)))
+        );
+        let set = run_set(&h, &h, &c, &[Placement::Computed]).unwrap();
+        assert_eq!(set.len(), 2);
+        assert_eq!(set[0].placement, Placement::Control);
+        assert_eq!(set[0].result.keys_in_victim_buckets, 0);
+        assert!(!set[0].verdict.separable);
+        assert_eq!(set[1].placement, Placement::Computed);
+        assert_eq!(set[1].result.keys_in_victim_buckets, 32);
     }
 
     #[test]

@@ -22,6 +22,6 @@ pub mod run;
 pub mod script;
 
 pub use crate::workload::capture as format;
-pub use format::{Call, Capture, KeyedOp, Syscall, is_capture, parse_capture};
+pub use format::{Call, Capture, EndReason, KeyedOp, Syscall, is_capture, parse_capture};
 pub use run::{CaptureError, CaptureOptions, CaptureSummary, Target, capture};
 pub use script::ProbePath;

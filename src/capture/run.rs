@@ -9,15 +9,27 @@
 //! every thread and child it creates, is seen. With `-p PID` the roots are PID and its
 //! descendants found in `/proc` at start.
 //!
-//! Stopping: when the target (the command, or process PID) exits, after `--seconds`, or
-//! when the caller's stop flag is set (the CLI sets it on SIGINT/SIGTERM). bpftrace gets a
-//! SIGINT after a short quiet period so that the events still in its buffers are read, and
-//! is killed if it does not exit within [`BPFTRACE_EXIT_TIMEOUT`]. A command we started and
-//! that is still running is sent SIGTERM (SIGKILL after [`TARGET_EXIT_TIMEOUT`]) and
-//! reaped. bpftrace runs in its own process group (a terminal's Ctrl-C reaches only us and
-//! the target), and both children get `PR_SET_PDEATHSIG` so that neither outlives us.
+//! Stopping ([`EndReason`]): when the target (the command, or process PID) exits, after
+//! `--seconds`, after `--max-events` event lines or `--max-bytes` bytes of them, or when
+//! the caller's stop flag is set (the CLI sets it on SIGINT/SIGTERM). Every condition is
+//! checked in this process after each line bpftrace prints and at least every [`POLL`]:
+//! bpftrace's lines arrive through reader threads and a channel read with a timeout, so a
+//! target that keeps the stream busy cannot keep the loop from seeing the deadline or the
+//! flag. When the target exits, the lines still in bpftrace's buffers are waited for until
+//! the stream has been quiet for [`DRAIN`] (at most [`DRAIN_MAX`]). Then, for every reason
+//! at once: bpftrace gets SIGINT (it prints what its perf buffers still hold and exits) and
+//! a command we started gets SIGTERM; what bpftrace prints is read until it exits or
+//! [`STOP_GRACE`] has passed, when it is killed; the lines its readers had already queued
+//! are taken for at most [`AFTER_KILL`]; a command still running [`TARGET_EXIT_TIMEOUT`]
+//! after its SIGTERM is killed and reaped. So the file is written at most about 1.5 s
+//! after the stop condition, however busy the target. The limits are then applied to the
+//! time-ordered lines (a call is never separated from its vector entries) and the file
+//! says in its trailer why it stopped.
+//!
+//! bpftrace runs in its own process group (a terminal's Ctrl-C reaches only us and the
+//! target), and both children get `PR_SET_PDEATHSIG` so that neither outlives us.
 
-use super::format::{self, Syscall};
+use super::format::{self, EndReason, Syscall};
 use super::script::{self, KernelFeatures, ProbePath};
 use std::ffi::{CString, OsStr, OsString};
 use std::io::{BufRead, BufReader};
@@ -32,12 +44,19 @@ use std::{fmt, thread};
 
 /// How long bpftrace may take to attach its probes.
 pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(90);
-/// How long bpftrace may take to exit after SIGINT.
-pub const BPFTRACE_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long bpftrace may take to print what its buffers hold and exit after SIGINT,
+/// before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(1);
+/// How long the lines already read from a killed bpftrace are still taken.
+pub const AFTER_KILL: Duration = Duration::from_millis(300);
 /// How long a started command may take to exit after SIGTERM.
-pub const TARGET_EXIT_TIMEOUT: Duration = Duration::from_secs(3);
+pub const TARGET_EXIT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Quiet time after the target exits before bpftrace is stopped (its buffers drain).
 pub const DRAIN: Duration = Duration::from_millis(300);
+/// Longest wait for that quiet time (a stream that never pauses is cut here).
+pub const DRAIN_MAX: Duration = Duration::from_secs(1);
+/// Longest time between two checks of the stop conditions while capturing.
+pub const POLL: Duration = Duration::from_millis(20);
 /// Per-CPU perf buffer pages bpftrace is asked for (`BPFTRACE_PERF_RB_PAGES`, unless set).
 pub const PERF_RB_PAGES: &str = "1024";
 
@@ -57,6 +76,11 @@ pub struct CaptureOptions {
     pub target: Target,
     /// Stop after this long (else when the target exits or the stop flag is set).
     pub seconds: Option<f64>,
+    /// Stop after this many event lines; the file holds at most this many.
+    pub max_events: Option<u64>,
+    /// Stop after this many bytes of event lines (newlines included); the file holds at
+    /// most this many bytes of them (plus the header and trailer lines).
+    pub max_bytes: Option<u64>,
     /// Where to write the capture (atomically); `None` = stdout, written at the end.
     pub output: Option<PathBuf>,
     /// Try the kernel-key probes when the kernel seems to allow them.
@@ -108,8 +132,8 @@ pub struct CaptureSummary {
     pub events: usize,
     /// Events bpftrace reported lost.
     pub lost: u64,
-    /// Why the capture ended: `exited`, `seconds`, `signal`, `bpftrace-exited`.
-    pub reason: String,
+    /// Why the capture ended (the trailer's `reason=`).
+    pub reason: EndReason,
     /// The root pid traced.
     pub root: u32,
     /// Exit status of a started command (`None`: killed by a signal, or not ours).
@@ -373,13 +397,17 @@ impl HeldChild {
 
     /// Ends the child if it still runs: SIGTERM, then SIGKILL after `TARGET_EXIT_TIMEOUT`.
     fn terminate(&mut self) {
+        self.terminate_by(Instant::now() + TARGET_EXIT_TIMEOUT);
+    }
+
+    /// Ends the child if it still runs: SIGTERM, then SIGKILL at `kill_at`.
+    fn terminate_by(&mut self, kill_at: Instant) {
         if self.wait(false) {
             return;
         }
         self.signal(libc::SIGTERM);
-        let t0 = Instant::now();
         while !self.wait(false) {
-            if t0.elapsed() > TARGET_EXIT_TIMEOUT {
+            if Instant::now() >= kill_at {
                 self.signal(libc::SIGKILL);
                 self.wait(true);
                 break;
@@ -480,23 +508,58 @@ impl Bpftrace {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// SIGINT, wait, SIGKILL if needed; then the readers end with the pipes.
-    fn stop(&mut self) {
+    /// SIGINT: bpftrace prints what its buffers hold, runs `END` and exits.
+    fn interrupt(&mut self) {
         if !self.exited() {
-            // SAFETY: signalling our own child, not yet reaped.
+            // SAFETY: signalling our own child, not yet reaped (try_wait saw it running,
+            // and only this thread reaps it), so the pid is not reused.
             unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
-            let t0 = Instant::now();
-            while !self.exited() {
-                if t0.elapsed() > BPFTRACE_EXIT_TIMEOUT {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break;
-                }
-                thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Takes lines into `got` until both pipes are closed (`true`) or `until` (`false`).
+    fn drain(&mut self, got: &mut Collected, until: Instant) -> bool {
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            match self.rx.recv_timeout(left.min(POLL)) {
+                Ok(m) => got.take(m),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return true,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
         }
+    }
+
+    /// SIGKILL if still running, and reap.
+    fn kill(&mut self) {
+        if !self.exited() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+
+    /// SIGINT, wait [`STOP_GRACE`], SIGKILL if needed; then the readers end with the
+    /// pipes (a reader still blocked, which a killed bpftrace cannot cause, is left).
+    fn stop(&mut self) {
+        self.interrupt();
+        let t0 = Instant::now();
+        while !self.exited() {
+            if t0.elapsed() > STOP_GRACE {
+                break;
+            }
+            thread::sleep(POLL);
+        }
+        self.kill();
+        let t0 = Instant::now();
+        while self.readers.iter().any(|r| !r.is_finished()) && t0.elapsed() < AFTER_KILL {
+            thread::sleep(Duration::from_millis(5));
+        }
         for r in self.readers.drain(..) {
-            let _ = r.join();
+            if r.is_finished() {
+                let _ = r.join();
+            }
         }
     }
 }
@@ -512,6 +575,8 @@ impl Drop for Bpftrace {
 #[derive(Default)]
 struct Collected {
     events: Vec<(u64, String)>,
+    /// Bytes of the event lines in `events`, a newline each.
+    bytes: u64,
     lost: u64,
     stderr: Vec<String>,
 }
@@ -535,6 +600,7 @@ impl Collected {
                 let known = Syscall::from_name(kind).is_some()
                     || matches!(kind, "v" | "key" | "fork" | "exit");
                 if let (true, Some(t)) = (known, t) {
+                    self.bytes += l.len() as u64 + 1;
                     self.events.push((t, l));
                 }
             }
@@ -706,28 +772,43 @@ pub fn capture(
     let deadline = opts
         .seconds
         .map(|s| Instant::now() + Duration::from_secs_f64(s.min(1e7)));
-    let mut quiet_since: Option<Instant> = None;
-    let reason = loop {
-        match bt.rx.recv_timeout(Duration::from_millis(20)) {
+    let mut gone_since: Option<Instant> = None;
+    let mut last_line = Instant::now();
+    let mut last_check: Option<Instant> = None;
+    let mut reason = loop {
+        match bt.rx.recv_timeout(POLL) {
             Ok(m) => {
                 got.take(m);
-                if quiet_since.is_some() {
-                    quiet_since = Some(Instant::now());
-                }
-                continue;
+                last_line = Instant::now();
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break "bpftrace-exited",
+            Err(mpsc::RecvTimeoutError::Disconnected) => break EndReason::BpftraceExited,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
+        // Checked after every line, so a stream that never pauses cannot hide them.
         if stop.load(Ordering::SeqCst) {
-            break "signal";
+            break EndReason::Interrupted;
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break "seconds";
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            break EndReason::Seconds;
         }
-        if let Some(q) = quiet_since {
-            if q.elapsed() >= DRAIN {
-                break "exited";
+        if opts
+            .max_events
+            .is_some_and(|n| got.events.len() as u64 >= n)
+        {
+            break EndReason::MaxEvents;
+        }
+        if opts.max_bytes.is_some_and(|n| got.bytes >= n) {
+            break EndReason::MaxBytes;
+        }
+        // The target's state is read from /proc or waitpid: not after every line.
+        if last_check.is_some_and(|c| now.duration_since(c) < POLL) {
+            continue;
+        }
+        last_check = Some(now);
+        if let Some(g) = gone_since {
+            if now.duration_since(last_line.max(g)) >= DRAIN || now.duration_since(g) >= DRAIN_MAX {
+                break EndReason::TargetExited;
             }
             continue;
         }
@@ -737,24 +818,29 @@ pub fn capture(
             (None, None) => unreachable!(),
         };
         if gone {
-            quiet_since = Some(Instant::now());
+            gone_since = Some(now);
         }
         if bt.exited() {
-            // Read what is left, then stop.
-            while let Ok(m) = bt.rx.recv_timeout(Duration::from_millis(100)) {
-                got.take(m);
-            }
-            break "bpftrace-exited";
+            break EndReason::BpftraceExited;
         }
     };
+    // Stop everything at once; each wait below is bounded.
+    let stopping = Instant::now();
+    if let Some(h) = &mut held
+        && !h.wait(false)
+    {
+        h.signal(libc::SIGTERM);
+    }
+    bt.interrupt();
+    if !bt.drain(&mut got, stopping + STOP_GRACE) {
+        bt.kill();
+        bt.drain(&mut got, Instant::now() + AFTER_KILL);
+    }
+    bt.kill();
     if let Some(h) = &mut held {
-        h.terminate();
+        h.terminate_by(stopping + TARGET_EXIT_TIMEOUT);
     }
-    bt.stop();
-    while let Ok(m) = bt.rx.try_recv() {
-        got.take(m);
-    }
-    if reason == "bpftrace-exited" && got.events.is_empty() {
+    if reason == EndReason::BpftraceExited && got.events.is_empty() {
         return Err(CaptureError::Runtime(format!(
             "bpftrace stopped unexpectedly: {}",
             got.error_line()
@@ -763,6 +849,12 @@ pub fn capture(
     // Events of different CPUs arrive interleaved: order by time (stable, so a call's
     // vector entries, which carry the call's time, stay behind it).
     got.events.sort_by_key(|(t, _)| *t);
+    if let Some(limit) = cut_to_limits(&mut got.events, opts.max_events, opts.max_bytes) {
+        // Lines read while stopping went past a limit: the file ends at that limit.
+        if !matches!(reason, EndReason::MaxEvents | EndReason::MaxBytes) {
+            reason = limit;
+        }
+    }
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map_or_else(|_| "unknown".into(), |s| s.trim().to_string());
     let target = match &opts.target {
@@ -804,12 +896,13 @@ pub fn capture(
         text.push('\n');
     }
     let exit_code = held.as_ref().and_then(HeldChild::exit_code);
-    text.push_str(&format!(
-        "# end events={} lost={} reason={reason}{}\n",
+    text.push_str(&format::trailer_line(
         got.events.len(),
         got.lost,
-        exit_code.map_or(String::new(), |c| format!(" exit_code={c}"))
+        reason,
+        exit_code,
     ));
+    text.push('\n');
     crate::render::write_atomic(opts.output.as_deref(), text.as_bytes()).map_err(|e| {
         CaptureError::Runtime(format!(
             "cannot write capture '{}': {e}",
@@ -823,15 +916,79 @@ pub fn capture(
         kernel_key_note,
         events: got.events.len(),
         lost: got.lost,
-        reason: reason.to_string(),
+        reason,
         root,
         exit_code,
     })
 }
 
+/// Cuts the time-ordered event lines to the longest prefix within `max_events` lines and
+/// `max_bytes` bytes (a newline each), never keeping a call without all of its vector
+/// entries (`v` lines follow their call): the cut moves back before such a call. Returns
+/// the limit that cut, if one did.
+fn cut_to_limits(
+    events: &mut Vec<(u64, String)>,
+    max_events: Option<u64>,
+    max_bytes: Option<u64>,
+) -> Option<EndReason> {
+    let mut bytes = 0u64;
+    let mut cut = None;
+    let mut keep = events.len();
+    for (i, (_, l)) in events.iter().enumerate() {
+        let b = l.len() as u64 + 1;
+        if max_events.is_some_and(|m| i as u64 >= m) {
+            cut = Some(EndReason::MaxEvents);
+        } else if max_bytes.is_some_and(|m| bytes + b > m) {
+            cut = Some(EndReason::MaxBytes);
+        }
+        if cut.is_some() {
+            keep = i;
+            break;
+        }
+        bytes += b;
+    }
+    let is_entry = |l: &str| l.starts_with("v ");
+    while keep > 0 && keep < events.len() && is_entry(&events[keep].1) {
+        keep -= 1;
+    }
+    events.truncate(keep);
+    cut
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lines(ls: &[&str]) -> Vec<(u64, String)> {
+        ls.iter().map(|l| (0, l.to_string())).collect()
+    }
+
+    #[test]
+    fn limits_cut_whole_calls() {
+        // Lines of 8 bytes (7 characters and a newline).
+        let all = [
+            "futex a", "futex b", "futex_w", "v 0 xyz", "v 1 xyz", "futex c",
+        ];
+        let cut = |n: Option<u64>, b: Option<u64>| {
+            let mut e = lines(&all);
+            let r = cut_to_limits(&mut e, n, b);
+            (e.len(), r)
+        };
+        assert_eq!(cut(None, None), (6, None));
+        assert_eq!(cut(Some(6), None), (6, None));
+        assert_eq!(cut(Some(2), None), (2, Some(EndReason::MaxEvents)));
+        // Cutting before or between the call's two entries drops the call and its entries.
+        assert_eq!(cut(Some(3), None), (2, Some(EndReason::MaxEvents)));
+        assert_eq!(cut(Some(4), None), (2, Some(EndReason::MaxEvents)));
+        assert_eq!(cut(Some(5), None), (5, Some(EndReason::MaxEvents)));
+        assert_eq!(cut(None, Some(16)), (2, Some(EndReason::MaxBytes)));
+        assert_eq!(cut(None, Some(23)), (2, Some(EndReason::MaxBytes)));
+        assert_eq!(cut(None, Some(24)), (2, Some(EndReason::MaxBytes)));
+        assert_eq!(cut(None, Some(39)), (2, Some(EndReason::MaxBytes)));
+        assert_eq!(cut(None, Some(48)), (6, None));
+        assert_eq!(cut(Some(0), None), (0, Some(EndReason::MaxEvents)));
+        assert_eq!(cut(Some(1), Some(7)), (0, Some(EndReason::MaxBytes)));
+    }
 
     #[test]
     fn programs_are_found_or_refused() {

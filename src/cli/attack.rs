@@ -8,8 +8,9 @@ use crate::attack::leak::{self, LeakConfig};
 use crate::attack::oracle::{
     AttackTable, BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, MAX_SPACE_BITS,
 };
+use crate::bench::interrupt;
 use crate::hashers::{HashKey, KeyHasher, Scope};
-use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::render::{Format, TextTable, output};
 use crate::rng::SplitMix64;
 use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
 use serde::Serialize;
@@ -360,6 +361,8 @@ struct FloodArgs {
     /// How the attacker picks its addresses: computed (its hash model, both mm values
     /// assumed known), discovered (probing against the victim's waiters: no mm, no key),
     /// blind; or a comma list.
+    /// A control row (waiters that share no bucket with the victim's) is always measured
+    /// too, interleaved with the others, and every row is judged against it.
     #[arg(long, value_name = "LIST", default_value = "computed,discovered")]
     placement: String,
     /// Victim workload: pingpong (wait/wake handoff between two threads), wake (wakes on
@@ -369,7 +372,8 @@ struct FloodArgs {
     /// Length of one measured run, milliseconds.
     #[arg(long, value_name = "MS", value_parser = args::number, default_value = "200")]
     duration_ms: u64,
-    /// Alone/attacked run pairs; the medians are reported.
+    /// Repetitions (each: alone, control, every placement); the medians are reported, and a
+    /// verdict needs at least 2.
     #[arg(long, value_name = "N", value_parser = args::number, default_value = "3")]
     reps: u64,
     /// Seed: draws both mm values (and the kernel's hash key unless --hash-key is given).
@@ -396,6 +400,16 @@ struct FloodRecord {
     victim_ops_per_sec: f64,
     victim_ops_per_sec_alone: f64,
     victim_slowdown: f64,
+    /// The control's `alone / control` slowdown (its waiters share no victim bucket).
+    control_slowdown: f64,
+    /// `exp(mean ln(control rate / attacked rate))`: the slowdown beyond the control's.
+    slowdown_vs_control: f64,
+    /// Sample sd of `ln(alone / control)` over the repetitions (none with one repetition).
+    null_sd: Option<f64>,
+    /// Whether `ln(slowdown_vs_control)` exceeds 4 null sd.
+    separable: bool,
+    /// `separable`, `not separable`, or `control` (the control row itself).
+    verdict: &'static str,
     victim_slowdown_cpu: f64,
     victim_wake_ns_p99: f64,
     victim_wake_ns_p99_alone: f64,
@@ -430,12 +444,32 @@ fn list<T: Copy + PartialEq>(
     Ok(v)
 }
 
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stays
+/// whole on its own line).
+fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for w in text.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines.join("\n")
+}
+
 fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     let tables = a.tables.check()?;
     let placements = list(
         &a.placement,
         "placement",
-        "computed, discovered, blind (or a comma list)",
+        "computed, discovered, blind, control (or a comma list)",
         Placement::by_name,
     )?;
     let workloads = list(
@@ -482,36 +516,54 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
         Ok(()) => crate::bench::kernel::get_slots().ok(),
         Err(_) => None,
     };
+    // SIGINT/SIGTERM: the configuration running finishes, the rest are skipped, what
+    // finished is printed and written, and the exit status is 130 (as `bench`).
+    interrupt::install();
     let mut records = Vec::new();
-    for (kh, ah) in kernel.iter().zip(&attacker) {
+    'all: for (kh, ah) in kernel.iter().zip(&attacker) {
         for &t in &tables.kinds {
-            for &placement in &placements {
-                for &workload in &workloads {
-                    let cfg = FloodConfig {
-                        table: t,
-                        buckets: tables.buckets,
-                        slots: tables.slots,
-                        attacker_keys: a.attacker_keys as usize,
-                        placement,
-                        workload,
-                        duration: Duration::from_millis(a.duration_ms),
-                        reps: a.reps as usize,
-                        victim_mm,
-                        attacker_mm,
-                    };
-                    let r =
-                        flood::run(kh, ah, &cfg).map_err(|e| CliError::Runtime(e.to_string()))?;
-                    let round = |x: f64, d: f64| (x * d).round() / d;
+            for &workload in &workloads {
+                if interrupt::requested() {
+                    break 'all;
+                }
+                let cfg = FloodConfig {
+                    table: t,
+                    buckets: tables.buckets,
+                    slots: tables.slots,
+                    attacker_keys: a.attacker_keys as usize,
+                    placement: placements[0],
+                    workload,
+                    duration: Duration::from_millis(a.duration_ms),
+                    reps: a.reps as usize,
+                    victim_mm,
+                    attacker_mm,
+                };
+                let set = flood::run_set(kh, ah, &cfg, &placements)
+                    .map_err(|e| CliError::Runtime(e.to_string()))?;
+                let round = |x: f64, d: f64| (x * d).round() / d;
+                for j in set {
+                    let r = &j.result;
                     records.push(FloodRecord {
                         algo: kh.name().to_string(),
                         table: t.as_str(),
                         buckets: tables.size(t),
                         attacker_keys: cfg.attacker_keys,
-                        placement: placement.as_str(),
+                        placement: j.placement.as_str(),
                         victim_workload: workload.as_str(),
                         victim_ops_per_sec: r.victim_ops_per_sec.round(),
                         victim_ops_per_sec_alone: r.victim_ops_per_sec_alone.round(),
                         victim_slowdown: round(r.victim_slowdown, 1000.0),
+                        control_slowdown: round(j.control_slowdown, 1000.0),
+                        slowdown_vs_control: round(j.verdict.slowdown_vs_control, 1000.0),
+                        null_sd: Some(j.verdict.null_sd)
+                            .filter(|x| x.is_finite())
+                            .map(|x| round(x, 10000.0)),
+                        separable: j.verdict.separable,
+                        verdict: match (j.placement, j.verdict.separable) {
+                            (Placement::Control, _) => "control",
+                            (_, true) => "separable",
+                            (_, false) => "not separable",
+                        },
                         victim_slowdown_cpu: round(r.victim_slowdown_cpu, 1000.0),
                         victim_wake_ns_p99: r.victim_wake_ns_p99,
                         victim_wake_ns_p99_alone: r.victim_wake_ns_p99_alone,
@@ -532,18 +584,17 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
         }
     }
     render(&a.out, &records, || {
+        // Seven columns: 94 wide with the longest hasher name (hash_long_old-addr); the
+        // rates, alone / attacked ratios, null sd, per CPU second figures and wake latencies
+        // are in the CSV and JSON records.
         let mut t = TextTable::new([
             "algo",
             "table",
             "placement",
             "victim",
-            "keys in victim buckets",
-            "ops/s alone",
-            "ops/s attacked",
+            "shared",
+            "control",
             "slowdown",
-            "per CPU s",
-            "wake p99 ns alone",
-            "wake p99 ns attacked",
         ]);
         for r in &records {
             t.push(vec![
@@ -552,12 +603,12 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
                 r.placement.to_string(),
                 r.victim_workload.to_string(),
                 format!("{}/{}", r.keys_in_victim_buckets, r.attacker_keys),
-                fmt_grouped(r.victim_ops_per_sec_alone, 0),
-                fmt_grouped(r.victim_ops_per_sec, 0),
-                format!("{:.2}x", r.victim_slowdown),
-                format!("{:.2}x", r.victim_slowdown_cpu),
-                fmt_grouped(r.victim_wake_ns_p99_alone, 0),
-                fmt_grouped(r.victim_wake_ns_p99, 0),
+                format!("{:.2}x", r.control_slowdown),
+                match (r.verdict, r.separable) {
+                    ("control", _) => "-".to_string(),
+                    (_, true) => format!("{:.2}x", r.slowdown_vs_control),
+                    (_, false) => "not separable".to_string(),
+                },
             ]);
         }
         let threads = if 2 > cpus {
@@ -572,21 +623,31 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
                 a.attacker_keys
             )
         };
-        format!(
+        let text = format!(
             "model table, real threads; {}; victim mm {victim_mm:#x}, attacker mm \
              {attacker_mm:#x} (seed {}); computed placement assumes both mm values known \
              (the leak gives only the attacker's own); discovered placement needs neither mm \
              nor key, only a table shared with the victim; {threads}; this process's real \
-             futex hash: {}\n{}",
+             futex hash: {}. shared: attacker waiters in the victim's buckets; control: \
+             victim rate alone / with as many waiters that share no bucket with it, median of \
+             {} repetitions; slowdown: beyond the control, exp(mean ln(control rate / \
+             attacked rate)), shown only when that log exceeds 4 null sd (the sd over the \
+             repetitions of ln(alone / control), at least {}), else not separable",
             tables.describe(),
             a.seed,
             match real_slots {
                 Some(n) => format!("{n} private slots (set so the parked threads' real futexes stay out of the victim's way)"),
                 None => "unchanged (no PR_FUTEX_HASH): the victim's real park/unpark may share chains with the parked threads".into(),
             },
-            t.render()
-        )
-    })
+            a.reps,
+            flood::MIN_NULL_SD,
+        );
+        format!("{}\n{}", wrap(&text, 100), t.render())
+    })?;
+    if interrupt::requested() {
+        return Err(CliError::Interrupted);
+    }
+    Ok(())
 }
 
 #[derive(Debug, clap::Args)]

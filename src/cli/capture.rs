@@ -18,6 +18,13 @@ pub(super) struct CaptureArgs {
     /// Stop after N seconds (fractions allowed); a started command is then terminated.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     seconds: Option<String>,
+    /// Stop after N event lines; the file holds at most N.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    max_events: Option<String>,
+    /// Stop after N bytes of event lines; the file holds at most N bytes of them (plus its
+    /// header and trailer lines).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    max_bytes: Option<String>,
     /// Trace this running process and its descendants.
     #[arg(short = 'p', long, value_name = "PID", value_parser = args::number, conflicts_with = "command")]
     pid: Option<u64>,
@@ -51,11 +58,35 @@ fn seconds(s: &str) -> Result<f64, CliError> {
         })
 }
 
+/// Largest `--max-events` / `--max-bytes` (2^40): far above what a capture holds in memory,
+/// and a bound that keeps the value meaningful.
+const MAX_LIMIT: u64 = 1 << 40;
+
+fn limit(flag: &str, s: &str) -> Result<u64, CliError> {
+    crate::key::parse_number(s)
+        .filter(|v| (1..=MAX_LIMIT).contains(v))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "{flag} '{s}' must be a whole number from 1 to {MAX_LIMIT}"
+            ))
+        })
+}
+
 pub(super) fn run(a: CaptureArgs) -> Result<(), CliError> {
     if let Some(p) = &a.output {
         args::check_output_path(p, "capture")?;
     }
     let seconds = a.seconds.as_deref().map(seconds).transpose()?;
+    let max_events = a
+        .max_events
+        .as_deref()
+        .map(|s| limit("--max-events", s))
+        .transpose()?;
+    let max_bytes = a
+        .max_bytes
+        .as_deref()
+        .map(|s| limit("--max-bytes", s))
+        .transpose()?;
     let target = match a.pid {
         Some(p) => Target::Pid(u32::try_from(p).map_err(|_| {
             CliError::Usage(format!("pid '{p}' is out of range (at most 4194304)"))
@@ -83,6 +114,8 @@ pub(super) fn run(a: CaptureArgs) -> Result<(), CliError> {
     let opts = CaptureOptions {
         target,
         seconds,
+        max_events,
+        max_bytes,
         output: a.output.clone(),
         kernel_key: !a.no_kernel_key,
     };
@@ -94,17 +127,17 @@ pub(super) fn run(a: CaptureArgs) -> Result<(), CliError> {
         s.lost,
         s.root,
         s.probe.as_str(),
-        s.reason,
+        s.reason.name(),
         s.exit_code
             .map_or(String::new(), |c| format!(", command exit status {c}")),
         a.output
             .as_ref()
             .map_or(String::new(), |p| format!("; wrote {}", p.display()))
     );
-    if s.reason == "signal" {
+    if s.reason == crate::capture::EndReason::Interrupted {
         // Interrupted: what was captured is written; exit as an interrupted program does
         // (128 + SIGINT), like the other subcommands' interrupt handling.
-        std::process::exit(130);
+        return Err(CliError::Interrupted);
     }
     Ok(())
 }

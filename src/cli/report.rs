@@ -73,12 +73,24 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
         None => Vec::new(),
     };
     let profile = a.profile.as_deref().map(resolve_profile).transpose()?;
+    // SIGINT/SIGTERM: the handler only records the signal (and passes it to benchmark
+    // children); a watcher thread then removes the staging directory and exits 130, since
+    // the work in progress cannot be stopped early and an exit does not run `Drop`.
+    crate::bench::interrupt::install();
     let staged = StagedDir::create(&a.out).map_err(|e| {
         CliError::Usage(format!(
             "--out '{}' cannot be written: {e}",
             a.out.display()
         ))
     })?;
+    let abandon = staged.abandon_handle();
+    std::thread::spawn(move || {
+        while !crate::bench::interrupt::requested() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        abandon.abandon();
+        std::process::exit(130);
+    });
     let depth = if a.quick { Depth::Quick } else { Depth::Full };
     let bar = if std::io::stderr().is_terminal() {
         let pb = indicatif::ProgressBar::new_spinner();

@@ -11,7 +11,7 @@ use crate::sim::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, glo
 use crate::sim::hashcost::hash_cost;
 use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
-use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, check_sweep, run_sweep_with};
+use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots, check_sweep, run_sweep_until};
 use crate::sim::validate::{
     MAX_SIM_BUCKETS, RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile,
     column_order, hasher_for_column, perf_keys_per_thread, read_published, read_runs,
@@ -522,7 +522,17 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     let pb = progress(
         sweep.threads.len() * opts.slots.as_ref().map_or(0, Vec::len) * sweep.hashers.len(),
     );
-    let records = run_sweep_with(&profile, &sweep, &opts, || pb.inc(1)).map_err(CliError::Usage)?;
+    // SIGINT/SIGTERM: no further configuration starts; those that finished are printed
+    // and written, and the exit status is 130 (as `bench`).
+    crate::bench::interrupt::install();
+    let records = run_sweep_until(
+        &profile,
+        &sweep,
+        &opts,
+        || pb.inc(1),
+        crate::bench::interrupt::requested,
+    )
+    .map_err(CliError::Usage)?;
     pb.finish_and_clear();
     let mut noted: Vec<&str> = Vec::new();
     for r in records.iter().filter(|r| r.hash_ns_source == "measured") {
@@ -557,7 +567,11 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         Format::Csv => sim_csv(&records)?,
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
     };
-    a.out.emit(&text)
+    a.out.emit(&text)?;
+    if crate::bench::interrupt::requested() {
+        return Err(CliError::Interrupted);
+    }
+    Ok(())
 }
 
 /// CSV of sim records: the bench columns, then the simulator's own.
@@ -782,6 +796,9 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         global_nodes: 1,
     };
     let obs: Vec<Observation> = rows.iter().map(|&i| pick(i)).collect::<Result<_, _>>()?;
+    // What calibrate would refuse, refused before the hash is timed and anything simulated.
+    crate::sim::calibrate::check_calibration(&template, &scenario, &obs)
+        .map_err(CliError::Usage)?;
     // The measured kernel's hash: the template's figure only if the template is this
     // machine's; otherwise timed here.
     let cost = hash_cost(&template, &hasher).map_err(CliError::Usage)?;

@@ -4,9 +4,23 @@
 //! failed run leaves the previous report (or nothing) in place, never new plots without
 //! their `report.md`. Creating the temporary directory up front is also the check that
 //! the target is writable, before any work.
+//!
+//! A run stopped by a signal does not unwind, so `Drop` cannot clean up: [`Abandon`] lets
+//! another thread (the CLI's signal watcher) remove the temporary directory. It and
+//! [`StagedDir::commit`] take the same lock, so a report is either committed whole or
+//! abandoned whole, never both, and a commit after an abandon fails.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Where a staged report stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Writing,
+    Committed,
+    Abandoned,
+}
 
 /// A report directory being written.
 #[derive(Debug)]
@@ -14,6 +28,38 @@ pub struct StagedDir {
     target: PathBuf,
     staging: PathBuf,
     done: bool,
+    phase: Arc<Mutex<Phase>>,
+}
+
+/// Removes a [`StagedDir`]'s temporary directory from another thread (module docs).
+#[derive(Clone, Debug)]
+pub struct Abandon {
+    staging: PathBuf,
+    phase: Arc<Mutex<Phase>>,
+}
+
+impl Abandon {
+    /// Removes the temporary directory unless the report was committed; afterwards a
+    /// commit fails. Returns whether the report had been committed (then nothing is
+    /// removed). Files another thread is still writing there may race with the removal:
+    /// it is retried a few times.
+    pub fn abandon(&self) -> bool {
+        // A panic elsewhere while holding the lock leaves a valid Phase: use it.
+        let mut phase = self.phase.lock().unwrap_or_else(PoisonError::into_inner);
+        if *phase == Phase::Committed {
+            return true;
+        }
+        *phase = Phase::Abandoned;
+        for _ in 0..5 {
+            match std::fs::remove_dir_all(&self.staging) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                _ => break,
+            }
+        }
+        false
+    }
 }
 
 fn sibling(target: &Path, tag: &str) -> io::Result<PathBuf> {
@@ -78,7 +124,16 @@ impl StagedDir {
             target: target.to_path_buf(),
             staging,
             done: false,
+            phase: Arc::new(Mutex::new(Phase::Writing)),
         })
+    }
+
+    /// A handle that removes the temporary directory from another thread.
+    pub fn abandon_handle(&self) -> Abandon {
+        Abandon {
+            staging: self.staging.clone(),
+            phase: self.phase.clone(),
+        }
     }
 
     /// Where to write the files now.
@@ -94,6 +149,15 @@ impl StagedDir {
     /// Puts the written directory in place of the target (an existing target is moved
     /// aside first and removed after).
     pub fn commit(mut self) -> io::Result<PathBuf> {
+        let phase = self.phase.clone();
+        let mut phase = phase.lock().unwrap_or_else(PoisonError::into_inner);
+        if *phase == Phase::Abandoned {
+            self.done = true;
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the report was abandoned (interrupted)",
+            ));
+        }
         let old = sibling(&self.target, "old")?;
         let had_old = self.target.exists();
         if had_old {
@@ -107,6 +171,7 @@ impl StagedDir {
             return Err(e);
         }
         self.done = true;
+        *phase = Phase::Committed;
         if had_old {
             let _ = std::fs::remove_dir_all(&old);
         }
@@ -168,6 +233,22 @@ mod tests {
         assert!(!dead.exists(), "stale staging directory kept");
         assert_eq!(s.path(), live.as_path());
         drop(s);
+        // Abandoned from another thread: the directory goes, and a later commit fails
+        // and leaves the target as it was.
+        let s = StagedDir::create(&target).unwrap();
+        std::fs::write(s.path().join("y.svg"), "y").unwrap();
+        let h = s.abandon_handle();
+        assert!(!std::thread::spawn(move || h.abandon()).join().unwrap());
+        assert!(!live.exists(), "abandoned staging directory kept");
+        assert!(s.commit().is_err());
+        assert!(target.join("report.md").exists() && !target.join("y.svg").exists());
+        // After a commit, abandoning removes nothing.
+        let s = StagedDir::create(&target).unwrap();
+        std::fs::write(s.path().join("z.svg"), "z").unwrap();
+        let h = s.abandon_handle();
+        s.commit().unwrap();
+        assert!(h.abandon());
+        assert!(target.join("z.svg").exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -203,16 +203,20 @@ fn solve2(a: [[f64; 2]; 2], b: [f64; 2]) -> Option<[f64; 2]> {
 /// Smallest value a fitted cost may take, ns (the fit works on logarithms).
 const FLOOR_NS: f64 = 0.01;
 
-/// Fits `outside_ns` and the hand-off of `template` so that the simulation of `scenario`
-/// with `hasher` (costing `hash_ns`) reproduces `rows` in the least-squares sense.
-pub fn calibrate<H: KeyHasher + ?Sized>(
+/// What [`calibrate`] refuses before it simulates anything: a bad template, fewer than two
+/// rows, a row without a positive rate, rows of one table size, and rows no fit can reach.
+///
+/// Reachable: a CPU runs one thread at a time (the rest wait for their time slices) and
+/// every operation holds its bucket lock for at least the template's `hold_ns`, which the
+/// fit does not change; so `T` threads on `C` CPUs average at most `min(1, C / T) * 1e9 /
+/// hold_ns` operations per second each, whatever the fitted costs. A row above that (e.g.
+/// a 240-thread measurement given as 5000 threads on 2 CPUs) would drive the fit to its
+/// floor and end as "not determined" only after the whole search.
+pub fn check_calibration(
     template: &MachineProfile,
     scenario: &Scenario,
-    hasher: &H,
-    hash_ns: f64,
     rows: &[Observation],
-    len: SimLength,
-) -> Result<Calibration, String> {
+) -> Result<(), String> {
     template.validate()?;
     if rows.len() < 2 {
         return Err(format!(
@@ -238,6 +242,43 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     if rows.iter().all(|o| size(o) == size(&rows[0])) {
         return Err("the calibration rows must have at least two different table sizes".into());
     }
+    let threads = scenario.keys_per_thread.len().max(1) as f64;
+    let cpus = scenario.cpus.len().max(1) as f64;
+    let per_thread_max = (cpus / threads).min(1.0) * 1e9 / template.hold_ns;
+    if let Some(o) = rows.iter().find(|o| o.ops_per_sec > per_thread_max) {
+        // Largest thread count at which the row is reachable (0: not even one per CPU).
+        let most = if o.ops_per_sec * template.hold_ns > 1e9 {
+            0.0
+        } else {
+            (cpus * 1e9 / (o.ops_per_sec * template.hold_ns)).floor()
+        };
+        return Err(format!(
+            "{threads} threads on {cpus} CPUs cannot reach the row with {} buckets ({:.0} ops/sec per thread): each CPU would finish an operation every {:.3} ns, less than the template's hold_ns of {} ns alone; {}",
+            o.buckets,
+            o.ops_per_sec,
+            1e9 / (o.ops_per_sec * threads.max(cpus) / cpus),
+            template.hold_ns,
+            if most >= 1.0 {
+                format!("with {cpus} CPUs at most {most} threads can")
+            } else {
+                "not even one thread per CPU can".to_string()
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// Fits `outside_ns` and the hand-off of `template` so that the simulation of `scenario`
+/// with `hasher` (costing `hash_ns`) reproduces `rows` in the least-squares sense.
+pub fn calibrate<H: KeyHasher + ?Sized>(
+    template: &MachineProfile,
+    scenario: &Scenario,
+    hasher: &H,
+    hash_ns: f64,
+    rows: &[Observation],
+    len: SimLength,
+) -> Result<Calibration, String> {
+    check_calibration(template, scenario, rows)?;
     let work: Vec<SimWorkload> = rows
         .iter()
         .map(|o| scenario.workload(hasher, o.buckets))
@@ -533,6 +574,44 @@ mod tests {
         assert_eq!(global_hash_size(2), 512);
         assert_eq!(global_hash_size(256), 65536);
         assert_eq!(global_hash_size(80), 32768);
+    }
+
+    #[test]
+    fn rows_no_fit_can_reach_are_refused_before_simulating() {
+        let t = MachineProfile {
+            hold_ns: 100.0,
+            ..MachineProfile::minimal("t", 2, 1)
+        };
+        let obs = |rate: f64| {
+            vec![
+                Observation {
+                    buckets: 0,
+                    ops_per_sec: rate,
+                    noise: DEFAULT_NOISE,
+                },
+                Observation {
+                    buckets: 2,
+                    ops_per_sec: 1000.0,
+                    noise: DEFAULT_NOISE,
+                },
+            ]
+        };
+        // 5000 threads on 2 CPUs, 100 ns held per operation: at most 2 / 5000 x 1e9 / 100
+        // = 4000 ops/sec per thread.
+        let sc = scenario(5000, 2);
+        assert!(check_calibration(&t, &sc, &obs(3999.0)).is_ok());
+        let e = check_calibration(&t, &sc, &obs(4001.0)).unwrap_err();
+        assert!(
+            e.contains("5000 threads on 2 CPUs") && e.contains("4001"),
+            "{e}"
+        );
+        // The seed's 1,868,129 ops/sec: 2e9 / (1868129 x 100) = 10.7, so at most 10 threads.
+        let e = check_calibration(&t, &sc, &obs(1_868_129.0)).unwrap_err();
+        assert!(e.contains("at most 10 threads"), "{e}");
+        // Above 1e9 / hold_ns = 1e7 per thread no thread count reaches it.
+        let e = check_calibration(&t, &scenario(1, 2), &obs(2e7)).unwrap_err();
+        assert!(e.contains("not even one thread per CPU"), "{e}");
+        assert!(check_calibration(&t, &scenario(1, 2), &obs(0.99e7)).is_ok());
     }
 
     #[test]

@@ -239,6 +239,19 @@ pub fn run_sweep_with(
     opts: &SimOptions,
     tick: impl Fn() + Sync,
 ) -> Result<Vec<SimRecord>, String> {
+    run_sweep_until(profile, sweep, opts, tick, || false)
+}
+
+/// [`run_sweep_with`] that starts no further configuration once `stop` returns true (the
+/// CLI's SIGINT/SIGTERM flag): the configurations that finished are returned, in sweep
+/// order, the others left out.
+pub fn run_sweep_until(
+    profile: &MachineProfile,
+    sweep: &SimSweep,
+    opts: &SimOptions,
+    tick: impl Fn() + Sync,
+    stop: impl Fn() -> bool + Sync,
+) -> Result<Vec<SimRecord>, String> {
     check_sweep(profile, sweep, opts)?;
     let cpus: Vec<u32> = match sweep.node {
         Some(n) if n >= profile.nodes => {
@@ -283,6 +296,9 @@ pub fn run_sweep_with(
     });
     let jobs = sweep.threads.len() * nb * nh;
     let recs = parallel_map(jobs, |i| {
+        if stop() {
+            return None;
+        }
         let (ti, bi, hi) = (i / (nb * nh), (i / nh) % nb, i % nh);
         let threads = sweep.threads[ti];
         let h = &sweep.hashers[hi];
@@ -290,7 +306,7 @@ pub fn run_sweep_with(
         let w = scenarios[ti].workload_from(&hashes[ti * nh + hi], buckets);
         let r = simulate(profile, &w, costs[hi].ns, sweep.len);
         tick();
-        SimRecord {
+        Some(SimRecord {
             bench: BenchRecord {
                 machine: simulated_machine(profile),
                 ..sim_record(
@@ -315,9 +331,9 @@ pub fn run_sweep_with(
             bucket_bytes: opts.design.bucket_bytes,
             slots: slots[bi].label(),
             threads_per_cpu: threads as f64 / cpus.len() as f64,
-        }
+        })
     });
-    Ok(recs)
+    Ok(recs.into_iter().flatten().collect())
 }
 
 /// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas,

@@ -499,6 +499,15 @@ impl Capture {
         self.header.get("probe").map_or("unknown", String::as_str)
     }
 
+    /// Why the capture stopped, from the trailer (`None`: no trailer, or a reason this
+    /// version does not know).
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.trailer
+            .as_ref()
+            .and_then(|t| t.get("reason"))
+            .and_then(|r| EndReason::from_name(r))
+    }
+
     /// The key of every word of every call, in call order (the sequence `--weight ops` and
     /// the trace replay use). Private words use `(mm, uaddr)`; shared words use the
     /// kernel's own key for that process and address when the capture has one, else
@@ -554,6 +563,73 @@ impl Capture {
     }
 }
 
+/// Why a capture stopped: the trailer's `reason=`. The runner writes the names of
+/// [`EndReason::name`]; files written before the limits existed say `exited` (now
+/// `target-exited`) and `signal` (now `interrupted`), which still read as those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// The command (or process `-p PID`) exited.
+    TargetExited,
+    /// `--seconds` elapsed.
+    Seconds,
+    /// SIGINT or SIGTERM reached the capture.
+    Interrupted,
+    /// `--max-events` event lines were written.
+    MaxEvents,
+    /// `--max-bytes` bytes of event lines were written.
+    MaxBytes,
+    /// bpftrace ended on its own.
+    BpftraceExited,
+}
+
+impl EndReason {
+    /// Every reason, in the order the docs list them.
+    pub const ALL: [EndReason; 6] = [
+        EndReason::TargetExited,
+        EndReason::Seconds,
+        EndReason::Interrupted,
+        EndReason::MaxEvents,
+        EndReason::MaxBytes,
+        EndReason::BpftraceExited,
+    ];
+
+    /// The trailer's `reason=` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::TargetExited => "target-exited",
+            EndReason::Seconds => "seconds",
+            EndReason::Interrupted => "interrupted",
+            EndReason::MaxEvents => "max-events",
+            EndReason::MaxBytes => "max-bytes",
+            EndReason::BpftraceExited => "bpftrace-exited",
+        }
+    }
+
+    /// The inverse of [`EndReason::name`], also reading the older names.
+    pub fn from_name(s: &str) -> Option<EndReason> {
+        match s {
+            "exited" => Some(EndReason::TargetExited),
+            "signal" => Some(EndReason::Interrupted),
+            _ => EndReason::ALL.into_iter().find(|r| r.name() == s),
+        }
+    }
+
+    /// Whether the capture was cut before the target finished (a limit or a signal): the
+    /// program's later calls are not in the file.
+    pub fn cut_short(self) -> bool {
+        !matches!(self, EndReason::TargetExited)
+    }
+}
+
+/// The trailer line the runner writes (without the newline).
+pub fn trailer_line(events: usize, lost: u64, reason: EndReason, exit_code: Option<i32>) -> String {
+    format!(
+        "# end events={events} lost={lost} reason={}{}",
+        reason.name(),
+        exit_code.map_or(String::new(), |c| format!(" exit_code={c}"))
+    )
+}
+
 /// The header line the runner writes (without the newline).
 pub fn header_line(fields: &[(&str, String)]) -> String {
     let mut s = format!("{MAGIC} v{VERSION}");
@@ -603,6 +679,8 @@ garbage line here
         assert_eq!(c.first_error.as_ref().unwrap().0, 16);
         assert_eq!(c.incomplete, 0);
         assert_eq!(c.trailer.as_ref().unwrap()["reason"], "exited");
+        // A file written before the limits existed: `exited` is today's `target-exited`.
+        assert_eq!(c.end_reason(), Some(EndReason::TargetExited));
         assert_eq!(c.forks, vec![(10, 12)]);
         assert_eq!(c.calls[0].op_name(), "FUTEX_WAKE_PRIVATE");
         assert_eq!(c.calls[2].op_name(), "FUTEX_CMP_REQUEUE_PRIVATE");
@@ -623,6 +701,36 @@ garbage line here
         );
         assert_eq!(c.mms().len(), 1);
         assert_eq!(c.threads().len(), 2);
+    }
+
+    #[test]
+    fn trailers_name_why_the_capture_stopped() {
+        let head = "# futexhash-capture v1 probe=tracepoint\nfutex 1 2 2 0xffff888100000000 129 0x1000 1 0 0 0\n";
+        for (reason, want) in [
+            ("target-exited", Some(EndReason::TargetExited)),
+            ("exited", Some(EndReason::TargetExited)),
+            ("seconds", Some(EndReason::Seconds)),
+            ("interrupted", Some(EndReason::Interrupted)),
+            ("signal", Some(EndReason::Interrupted)),
+            ("max-events", Some(EndReason::MaxEvents)),
+            ("max-bytes", Some(EndReason::MaxBytes)),
+            ("bpftrace-exited", Some(EndReason::BpftraceExited)),
+            ("later-reason", None),
+        ] {
+            let c =
+                parse_capture(&format!("{head}# end events=1 lost=0 reason={reason}\n")).unwrap();
+            assert_eq!(c.end_reason(), want, "{reason}");
+            assert_eq!(c.calls.len(), 1);
+        }
+        assert_eq!(parse_capture(head).unwrap().end_reason(), None);
+        assert_eq!(
+            trailer_line(3, 0, EndReason::MaxEvents, Some(0)),
+            "# end events=3 lost=0 reason=max-events exit_code=0"
+        );
+        assert_eq!(
+            trailer_line(3, 2, EndReason::Interrupted, None),
+            "# end events=3 lost=2 reason=interrupted"
+        );
     }
 
     #[test]

@@ -283,6 +283,12 @@ pub fn read_trace(path: &std::path::Path) -> Result<Recording, WorkloadError> {
         if cap.trailer.is_none() {
             note.push_str(" (no '# end' trailer: the file may be cut short)");
         }
+        if let Some(r) = cap.end_reason().filter(|r| r.cut_short()) {
+            note.push_str(&format!(
+                " (the capture stopped on {}: the program's later calls are not in it)",
+                r.name()
+            ));
+        }
         if let Some((line, why)) = &cap.first_error {
             note.push_str(&format!(" (first at line {line}: {why})"));
         }
