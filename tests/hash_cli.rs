@@ -1,0 +1,345 @@
+//! `hash` as an everyday tool (several hashers, buckets and nodes, keys on stdin), distinct
+//! names for unlabelled C hashers, the `fork` workload, `check`'s table fitness, the
+//! `warning` of simulated and model-bench records, and table widths. Expected values come
+//! from the reference vectors of docs/hashers.md §5, bucket and node arithmetic done by
+//! hand on them (kernel/futex/core.c `__futex_hash()`, v6.16), and closed-form counts.
+
+mod common;
+use common::futexhash;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn json(o: &Output) -> Vec<serde_json::Value> {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_slice::<serde_json::Value>(&o.stdout)
+        .expect("json")
+        .as_array()
+        .expect("array")
+        .clone()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fh-hashcli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn with_stdin(args: &[&str], input: &str) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+fn cached(args: &[&str], cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .env("FUTEXHASH_CACHE_DIR", cache)
+        .output()
+        .expect("run futexhash")
+}
+
+// docs/hashers.md §5: jhash2 / jhash2-addr of three private keys.
+const K1: &str = "private:0xffff888012345600:0x7f0000001010";
+const K1_FULL: u32 = 0x9aa839a9;
+const K1_ADDR: u32 = 0x1ba1298d;
+const K2: &str = "private:0xffff888100000000:0x7ffc00000000";
+const K2_FULL: u32 = 0xb2953a23;
+const K2_ADDR: u32 = 0xee62b950;
+const K3: &str = "inode:1:0:0x10";
+const K3_FULL: u32 = 0xe5878c77;
+
+#[test]
+fn hash_places_keys_in_buckets_and_nodes_as_the_kernel_does() {
+    // 1024 buckets per node, 3 nodes: bucket = hash & 1023, node = (hash >> 10) % 3
+    // (futex_hashshift = log2 1024); a key@NODE (FUTEX2_NUMA) keeps its node.
+    let k3_numa = format!("{K3}@2");
+    let recs = json(&futexhash(&[
+        "hash",
+        "--algo",
+        "jhash2,jhash2-addr",
+        "--buckets",
+        "1024",
+        "--nodes",
+        "3",
+        "--format",
+        "json",
+        K1,
+        K2,
+        &k3_numa,
+    ]));
+    let expect: [(&str, &str, u32, Option<u64>); 5] = [
+        (K1, "jhash2", K1_FULL, None),
+        (K1, "jhash2-addr", K1_ADDR, None),
+        (K2, "jhash2", K2_FULL, None),
+        (K2, "jhash2-addr", K2_ADDR, None),
+        (&k3_numa, "jhash2", K3_FULL, Some(2)),
+    ];
+    // One record per key x hasher, keys in order, hashers in --algo order.
+    assert_eq!(recs.len(), 6);
+    for (i, (key, algo, hash, node)) in expect.into_iter().enumerate() {
+        let r = &recs[i];
+        assert_eq!(r["key"], key);
+        assert_eq!(r["algo"], algo);
+        assert_eq!(r["hash"].as_u64(), Some(hash as u64), "{r}");
+        assert_eq!(r["bucket"].as_u64(), Some((hash & 1023) as u64), "{r}");
+        let want_node = node.unwrap_or(((hash >> 10) % 3) as u64);
+        assert_eq!(r["node"].as_u64(), Some(want_node), "{r}");
+    }
+    // The NUMA key under jhash2-addr (no reference vector): its own node, hash & 1023.
+    let r = &recs[5];
+    assert_eq!(r["node"], 2);
+    assert_eq!(
+        r["bucket"].as_u64(),
+        Some(r["hash"].as_u64().unwrap() & 1023)
+    );
+    // By hand: 0x9aa839a9 & 1023 = 0x1a9 = 425; 0x9aa839a9 >> 10 = 0x26aa0e, 0x26aa0e % 3
+    // = 2533902 % 3 = 0.
+    assert_eq!(recs[0]["bucket"], 425);
+    assert_eq!(recs[0]["node"], 0);
+
+    // --reduce high: the top log2(N) bits; without --nodes no node field.
+    let recs = json(&futexhash(&[
+        "hash",
+        "--algo",
+        "jhash2",
+        "--buckets",
+        "256",
+        "--reduce",
+        "high",
+        "--format",
+        "json",
+        K1,
+    ]));
+    assert_eq!(recs[0]["bucket"], (K1_FULL >> 24) as u64);
+    assert!(recs[0].get("node").is_none(), "{}", recs[0]);
+    // Without --buckets the records are the stable three fields.
+    let recs = json(&futexhash(&[
+        "hash", "--algo", "jhash2", "--format", "json", K1,
+    ]));
+    let fields: Vec<&String> = recs[0].as_object().unwrap().keys().collect();
+    assert_eq!(fields, ["algo", "hash", "key"]);
+    // The stable table form: one 0x%08x line per key.
+    let o = futexhash(&["hash", "--algo", "jhash2", K1, K3]);
+    assert_eq!(stdout(&o), "0x9aa839a9\n0xe5878c77\n");
+}
+
+#[test]
+fn hash_reads_keys_from_stdin_and_refuses_a_bad_line_before_printing() {
+    let input = format!("# keys\n\n{K1}\n  {K2}  \n# end\n");
+    let o = with_stdin(&["hash", "--algo", "jhash2-addr"], &input);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{K1_ADDR:#010x}\n{K2_ADDR:#010x}\n"));
+    let o = with_stdin(
+        &["hash", "--algo", "jhash2"],
+        &format!("{K1}\n# c\nprivate:1:0x1001\n{K2}\n"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        o.stdout.is_empty(),
+        "printed before the bad line: {}",
+        stdout(&o)
+    );
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("line 3") && e.contains("private:1:0x1001"),
+        "{e}"
+    );
+    // A node beyond --nodes is the kernel's EINVAL: refused.
+    let o = futexhash(&[
+        "hash",
+        "--algo",
+        "jhash2",
+        "--buckets",
+        "16",
+        "--nodes",
+        "2",
+        "inode:1:0:0x10@2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'inode:1:0:0x10@2'"), "{}", stderr(&o));
+    for bad in [
+        &["hash", "--algo", "jhash2", "--buckets", "12", K1][..],
+        &["hash", "--algo", "jhash2", "--nodes", "2", K1][..],
+        &[
+            "hash",
+            "--algo",
+            "jhash2",
+            "--buckets",
+            "16",
+            "--nodes",
+            "0",
+            K1,
+        ][..],
+    ] {
+        let o = futexhash(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn hash_all_and_seed_are_the_lists_that_list_and_the_registry_name() {
+    let listed: Vec<String> = json(&futexhash(&["list", "--format", "json"]))
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    let algos = |list: &str| -> Vec<String> {
+        json(&futexhash(&[
+            "hash", "--algo", list, "--format", "json", K1,
+        ]))
+        .iter()
+        .map(|r| r["algo"].as_str().unwrap().to_string())
+        .collect()
+    };
+    assert_eq!(algos("all"), listed);
+    // `seed`: the eight columns of the seed thread's table, in its order.
+    assert_eq!(
+        algos("seed"),
+        [
+            "jhash2",
+            "jhash2-addr",
+            "xxhash",
+            "hash_long",
+            "crc32c",
+            "crc32",
+            "siphash",
+            "hsiphash"
+        ]
+    );
+    // jhash2 is the same whichever list it comes from.
+    let recs = json(&futexhash(&[
+        "hash", "--algo", "all", "--format", "json", K1,
+    ]));
+    assert_eq!(recs[0]["hash"].as_u64(), Some(K1_FULL as u64));
+    // `check` takes one hasher: the lists are refused as lists, with exit 2.
+    for l in ["all", "seed"] {
+        let o = futexhash(&["check", "--algo", l]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains(&format!("'{l}' is a list")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Side by side, the table splits the hashers so that no line passes 100 columns.
+    let o = futexhash(&[
+        "hash",
+        "--algo",
+        "all",
+        "--buckets",
+        "64",
+        "--nodes",
+        "2",
+        K1,
+        K3,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    for name in &listed {
+        assert!(
+            text.contains(&format!(" {name} ")),
+            "{name} missing:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn unlabelled_c_hashers_each_get_their_own_name_everywhere() {
+    let dir = tmpdir("names");
+    let cache = dir.join("cache");
+    // Two different hashes, both under the default symbol futex_hash.
+    std::fs::write(
+        dir.join("a.c"),
+        "#include <stdint.h>\nuint32_t futex_hash(const uint32_t *k, uint32_t o) { return k[2] ^ o; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b.c"),
+        "#include <stdint.h>\nuint32_t futex_hash(const uint32_t *k, uint32_t o) { return k[2] + 1; }\n",
+    )
+    .unwrap();
+    let list = format!(
+        "c:{},c:{}",
+        dir.join("a.c").display(),
+        dir.join("b.c").display()
+    );
+    let o = cached(
+        &[
+            "hash",
+            "--algo",
+            &list,
+            "--format",
+            "json",
+            "private:1:0x7000",
+        ],
+        &cache,
+    );
+    let recs = json(&o);
+    // k[2] = lo(w1) = 0x7000, offset 0: a gives 0x7000, b 0x7001.
+    assert_eq!(recs.len(), 2);
+    assert_eq!(
+        (recs[0]["algo"].clone(), recs[0]["hash"].clone()),
+        ("a".into(), 0x7000.into())
+    );
+    assert_eq!(
+        (recs[1]["algo"].clone(), recs[1]["hash"].clone()),
+        ("b".into(), 0x7001.into())
+    );
+    // dist keeps both: one record per hasher and size, two columns in the table.
+    let recs = json(&cached(
+        &[
+            "dist",
+            "--algo",
+            &list,
+            "--keys",
+            "512",
+            "--buckets",
+            "16",
+            "--format",
+            "json",
+        ],
+        &cache,
+    ));
+    let algos: Vec<&str> = recs.iter().map(|r| r["algo"].as_str().unwrap()).collect();
+    assert_eq!(algos, ["a", "b"]);
+    let o = cached(
+        &["dist", "--algo", &list, "--keys", "512", "--buckets", "16"],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let header = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("| buckets"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        header.contains(" a ") && header.contains(" b "),
+        "{}",
+        stdout(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
