@@ -343,3 +343,84 @@ fn unlabelled_c_hashers_each_get_their_own_name_everywhere() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn fork_workload_fails_an_address_only_hash_and_passes_jhash2() {
+    // 64 processes (the default) x 4096 locks = 2^18 keys (the default count). An
+    // address-only hash sees 4096 distinct inputs, each the same in all 64 processes, so
+    // every bucket's load is a multiple of 64, at most 4096 buckets are occupied and
+    // collisions are at least 2^18 - 4096, whatever the table size. A random function
+    // puts 2^18 keys into 65536 buckets with a mean load of 4, so a bucket of 64 or more
+    // is far beyond chance (P(Poisson(4) >= 64) < 1e-40 per bucket).
+    let n: u64 = 1 << 18;
+    let recs = json(&futexhash(&[
+        "dist",
+        "--algo",
+        "jhash2,jhash2-addr",
+        "--workload",
+        "fork",
+        "--buckets",
+        "16,256,4096,65536",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(recs.len(), 8);
+    for r in &recs {
+        assert_eq!(r["workload"], "fork");
+        assert_eq!(r["keys"].as_u64(), Some(n));
+        let max = r["max_load"].as_u64().unwrap();
+        if r["algo"] == "jhash2" {
+            assert_eq!(r["verdict"], "pass", "{r}");
+        } else {
+            assert_eq!(r["verdict"], "fail", "{r}");
+            assert_eq!(max % 64, 0, "{r}");
+            assert!(max >= 64, "{r}");
+            assert!(r["collisions"].as_u64().unwrap() >= n - 4096, "{r}");
+        }
+    }
+    // --processes N: N processes of 2^18 / N locks; loads become multiples of N.
+    let recs = json(&futexhash(&[
+        "dist",
+        "--algo",
+        "jhash2-addr",
+        "--workload",
+        "fork",
+        "--processes",
+        "16",
+        "--buckets",
+        "65536",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(recs[0]["workload"], "fork:16");
+    assert_eq!(recs[0]["max_load"].as_u64().unwrap() % 16, 0);
+    assert!(recs[0]["collisions"].as_u64().unwrap() >= n - n / 16);
+    assert_eq!(recs[0]["verdict"], "fail");
+    // keys --workload fork: every process's keys at the same addresses, one mm each.
+    let o = futexhash(&[
+        "keys",
+        "--workload",
+        "fork",
+        "--processes",
+        "4",
+        "--keys",
+        "8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<Vec<String>> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    assert_eq!(rows.len(), 8);
+    let mms: std::collections::HashSet<&String> = rows.iter().map(|r| &r[1]).collect();
+    assert_eq!(mms.len(), 4);
+    for p in 0..4 {
+        assert_eq!(rows[2 * p][2..], rows[0][2..]);
+        assert_eq!(rows[2 * p + 1][2..], rows[1][2..]);
+    }
+    // --processes belongs to fork only.
+    let o = futexhash(&["dist", "--workload", "perf", "--processes", "4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'perf'"), "{}", stderr(&o));
+}
