@@ -424,3 +424,126 @@ fn fork_workload_fails_an_address_only_hash_and_passes_jhash2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("'perf'"), "{}", stderr(&o));
 }
+
+/// A well-mixed hash of `w0` and the page that ignores the offset word: every futex of a
+/// page lands in one bucket.
+const IGNORES_OFFSET: &str = "#include <stdint.h>
+uint32_t futex_hash(const uint32_t *k, uint32_t offset) {
+    uint64_t x = ((uint64_t)k[1] << 32 | k[0]) ^ (((uint64_t)k[3] << 32 | k[2]) * 0x9e3779b97f4a7c15ull);
+    x ^= x >> 31; x *= 0xbf58476d1ce4e5b9ull; x ^= x >> 29;
+    (void)offset;
+    return (uint32_t)x;
+}
+";
+
+#[test]
+fn sim_and_model_bench_records_warn_when_the_hash_fails_on_the_keys_run() {
+    let dir = tmpdir("warn");
+    let cache = dir.join("cache");
+    let c = dir.join("nooff.c");
+    std::fs::write(&c, IGNORES_OFFSET).unwrap();
+    let algo = format!("jhash2,nooff=c:{}", c.display());
+    // perf's keys, 64 threads x 128 words: a thread's 512 bytes of words lie on at most 2
+    // pages, so the offset-blind hash has at most 128 distinct values for 8192 keys. At
+    // 256 buckets it occupies at most 128 (collisions >= 8064 where a random function
+    // leaves about 7936); in the 65536-bucket global hash some bucket holds >= 64 keys
+    // where a random function's fullest holds about 4.
+    let recs = json(&cached(
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "64",
+            "-f",
+            "128",
+            "-b",
+            "256,0",
+            "--algo",
+            &algo,
+            "--ops",
+            "300",
+            "--format",
+            "json",
+        ],
+        &cache,
+    ));
+    assert_eq!(recs.len(), 4);
+    for r in &recs {
+        let w = r["warning"].as_str().expect("a warning string");
+        if r["algo"] == "jhash2" {
+            assert_eq!(w, "", "{r}");
+        } else if r["buckets"] == 256 {
+            assert!(
+                w.starts_with("fails ") && w.ends_with("on perf keys at 256 buckets"),
+                "{w}"
+            );
+        } else {
+            assert!(
+                w.starts_with("fails ") && w.contains("on perf keys at 65536 buckets"),
+                "{w}"
+            );
+        }
+    }
+    // The table marks the warned cells and says why, once per warning.
+    let o = cached(
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "64",
+            "-f",
+            "128",
+            "-b",
+            "256",
+            "--algo",
+            &algo,
+            "--ops",
+            "300",
+        ],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    let row = t
+        .lines()
+        .find(|l| l.starts_with("|     256"))
+        .expect("the 256 row");
+    assert!(row.trim_end().ends_with("! |"), "{t}");
+    assert!(t.contains("! nooff: fails "), "{t}");
+    // The model bench: 2 threads x 1024 words (2 x 4096 bytes, so at most 3 pages each)
+    // into 16 private slots: at most 6 distinct hashes for 2048 keys, at most 6 of 16
+    // buckets occupied where a random function fills all 16.
+    let recs = json(&cached(
+        &[
+            "bench",
+            "--backend",
+            "model",
+            "--algo",
+            &algo,
+            "-t",
+            "2",
+            "-r",
+            "0.05",
+            "-b",
+            "16",
+            "--format",
+            "json",
+        ],
+        &cache,
+    ));
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        let w = r["warning"].as_str().expect("a warning string");
+        if r["algo"] == "jhash2" {
+            assert_eq!(w, "", "{r}");
+        } else {
+            assert!(
+                w.starts_with("fails ") && w.contains("at 16 buckets"),
+                "{w}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
