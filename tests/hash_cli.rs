@@ -547,3 +547,57 @@ fn sim_and_model_bench_records_warn_when_the_hash_fails_on_the_keys_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn assert_within_100(what: &str, o: &Output) {
+    assert!(
+        o.status.success() || o.status.code() == Some(1),
+        "{what}: {}",
+        stderr(o)
+    );
+    let text = stdout(o);
+    assert!(text.lines().count() > 3, "{what}: {text}");
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{what}: {} columns:\n{l}",
+            l.chars().count()
+        );
+    }
+}
+
+#[test]
+fn check_and_trace_replay_tables_fit_in_100_columns() {
+    for algo in ["jhash2", "jhash2-addr", "hash_long"] {
+        let o = futexhash(&["check", "--algo", algo, "--keys", "4096"]);
+        assert_within_100(&format!("check {algo}"), &o);
+        // Every row is still there: the wrapped detail continues on rows with empty
+        // check and verdict cells, which begin "|  " where a named row begins "| x".
+        let t = stdout(&o);
+        assert!(t.contains("| tables "), "{t}");
+        assert!(t.contains("| speed "), "{t}");
+    }
+    for trace in [
+        "data/traces/multi-process.strace",
+        "data/traces/sort-parallel.fxc",
+    ] {
+        let o = futexhash(&[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            &format!("trace:{trace}"),
+            "-b",
+            "0,2,16",
+            "--algo",
+            "jhash2,jhash2-addr",
+            "--think-scale",
+            "0",
+        ]);
+        assert_within_100(trace, &o);
+        let t = stdout(&o);
+        // The columns were split, not dropped.
+        for col in ["ops/s per thread", "contended %", "p99 ns", "simulated s"] {
+            assert!(t.contains(col), "{col} missing:\n{t}");
+        }
+    }
+}

@@ -4,6 +4,7 @@
 
 use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
+use crate::render::output::wrap_comment;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
 use crate::sim::trace_replay::replay;
@@ -101,14 +102,18 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                     format!("{:.6}", r.simulated_secs),
                 ]);
             }
-            format!(
-                "# replay of {name} on profile: {}\n# {} threads, {} operations, captured over {:.6} s; think time: {think}\n{}",
-                profile.name,
-                first.threads,
-                first.ops,
-                first.captured_secs,
-                t.render()
-            )
+            // Within 100 columns: the comments wrap, the table's columns split into
+            // tables that repeat the row labels (table, buckets, algo).
+            let mut head = wrap_comment(&format!("# replay of {name}"), 100);
+            head.push_str(&wrap_comment(&format!("# profile: {}", profile.name), 100));
+            head.push_str(&wrap_comment(
+                &format!(
+                    "# {} threads, {} operations, captured over {:.6} s; think time: {think}",
+                    first.threads, first.ops, first.captured_secs,
+                ),
+                100,
+            ));
+            format!("{head}{}", t.render_within(100, 3))
         }
     };
     a.out.emit(&text)
