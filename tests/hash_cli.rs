@@ -601,3 +601,45 @@ fn check_and_trace_replay_tables_fit_in_100_columns() {
         }
     }
 }
+
+#[test]
+fn trace_replay_records_warn_when_the_hash_fails_on_the_traces_keys() {
+    let dir = tmpdir("tracewarn");
+    let cache = dir.join("cache");
+    let c = dir.join("constant.c");
+    std::fs::write(
+        &c,
+        "#include <stdint.h>\nuint32_t futex_hash(const uint32_t *k, uint32_t o) { (void)k; (void)o; return 7; }\n",
+    )
+    .unwrap();
+    let algo = format!("jhash2,const=c:{}", c.display());
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/traces/multi-process.strace");
+    // The constant hash puts all of the trace's distinct keys in one bucket of the
+    // 65536-bucket global hash, where a random function's fullest bucket holds 1 or 2.
+    let recs = json(&cached(
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            &format!("trace:{}", trace.display()),
+            "-b",
+            "0",
+            "--algo",
+            &algo,
+            "--think-scale",
+            "0",
+            "--format",
+            "json",
+        ],
+        &cache,
+    ));
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[0]["warning"], "", "{}", recs[0]);
+    let w = recs[1]["warning"].as_str().unwrap();
+    assert!(
+        w.starts_with("fails max load (") && w.ends_with("on trace keys at 65536 buckets"),
+        "{w}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

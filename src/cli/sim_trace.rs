@@ -56,8 +56,16 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     let mut records = Vec::new();
     for &b in &buckets {
         for h in &hashers {
-            records
-                .push(replay(profile, &rec, &name, h, b, a.think_scale).map_err(CliError::Usage)?);
+            let mut r =
+                replay(profile, &rec, &name, h, b, a.think_scale).map_err(CliError::Usage)?;
+            r.warning = crate::stats::warning::tables_warning(
+                &**h,
+                &rec.keys,
+                b,
+                r.global_buckets,
+                "trace",
+            );
+            records.push(r);
         }
     }
     let text = match a.out.format {
@@ -95,7 +103,11 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                     r.algo.clone(),
                     fmt_grouped(r.ops_per_sec, 0),
                     fmt_grouped(r.ops_per_sec_total, 0),
-                    format!("{:.2}", r.contended_pct),
+                    format!(
+                        "{:.2}{}",
+                        r.contended_pct,
+                        if r.warning.is_empty() { "" } else { " !" }
+                    ),
                     format!("{:.1}", r.lock_wait_ns_mean),
                     r.latency_ns_p50.to_string(),
                     r.latency_ns_p99.to_string(),
@@ -113,7 +125,19 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                 ),
                 100,
             ));
-            format!("{head}{}", t.render_within(100, 3))
+            let mut notes = String::new();
+            for r in records.iter().filter(|r| !r.warning.is_empty()) {
+                if notes.is_empty() {
+                    notes.push_str(
+                        "! = the hasher fails a distribution test on the trace's keys there:\n",
+                    );
+                }
+                notes.push_str(&wrap_comment(
+                    &format!("# ! {} at -b {}: {}", r.algo, r.buckets, r.warning),
+                    100,
+                ));
+            }
+            format!("{head}{}{notes}", t.render_within(100, 3))
         }
     };
     a.out.emit(&text)

@@ -40,6 +40,42 @@ pub fn distribution_warning(hashes: &[u32], buckets: u64, reduce: Reduce, keys: 
     }
 }
 
+/// [`distribution_warning`] for distinct `keys` in the kernel's tables (`__futex_hash()`,
+/// v6.16+): with `private_slots = 0` every key in the global hash of `global` buckets;
+/// otherwise each process's private keys (one `mm`) in a private table of its own of
+/// `private_slots` buckets and the shared keys in the global hash. Mask reduction, as the
+/// kernel. The first table that fails gives the warning (`keys` names the key set; a
+/// private table's is `one process's KEYS`), else `""`.
+pub fn tables_warning<H: crate::hashers::KeyHasher + ?Sized>(
+    hasher: &H,
+    keys: &[crate::key::FutexKey],
+    private_slots: u64,
+    global: u64,
+    name: &str,
+) -> String {
+    use crate::key::KeyKind;
+    let mut global_hashes = Vec::new();
+    let mut per_mm: std::collections::BTreeMap<u64, Vec<u32>> = Default::default();
+    for k in keys {
+        let h = hasher.hash(k);
+        if private_slots == 0 || k.kind() != KeyKind::Private {
+            global_hashes.push(h);
+        } else {
+            per_mm.entry(k.w0()).or_default().push(h);
+        }
+    }
+    let w = distribution_warning(&global_hashes, global, Reduce::Mask, name);
+    if !w.is_empty() {
+        return w;
+    }
+    let private = format!("one process's {name}");
+    per_mm
+        .values()
+        .map(|hs| distribution_warning(hs, private_slots, Reduce::Mask, &private))
+        .find(|w| !w.is_empty())
+        .unwrap_or_default()
+}
+
 /// The verdict's test with the smallest p-value, with what it observed.
 fn worst_test(r: &DistRecord) -> String {
     let chi2_counts = r.keys as f64 / r.buckets as f64 >= CHI2_MIN_MEAN_LOAD;
@@ -86,5 +122,47 @@ mod tests {
         assert_eq!(distribution_warning(&good, 256, Reduce::Mask, "perf"), "");
         assert_eq!(distribution_warning(&good, 0, Reduce::Mask, "perf"), "");
         assert_eq!(distribution_warning(&[], 256, Reduce::Mask, "perf"), "");
+    }
+
+    /// Every key in one bucket.
+    struct Constant;
+    impl crate::hashers::KeyHasher for Constant {
+        fn name(&self) -> &str {
+            "constant"
+        }
+        fn scope(&self) -> crate::hashers::Scope {
+            crate::hashers::Scope::Full
+        }
+        fn hash(&self, _: &crate::key::FutexKey) -> u32 {
+            7
+        }
+    }
+
+    #[test]
+    fn tables_route_keys_as_the_kernel_and_name_the_failing_table() {
+        use crate::key::FutexKey;
+        // Two processes with 64 private keys each, and 64 shared inode keys.
+        let mut keys: Vec<FutexKey> = Vec::new();
+        for mm in [0x1000u64, 0x2000] {
+            keys.extend((0..64).map(|i| FutexKey::private(mm, 0x7000 + 64 * i).unwrap()));
+        }
+        keys.extend((0..64).map(|i| FutexKey::inode(1, i, 0).unwrap()));
+        // Global hash only: all 192 keys in one of 65536 buckets; a random function's
+        // fullest bucket holds 1 or 2.
+        let w = tables_warning(&Constant, &keys, 0, 65536, "trace");
+        assert!(w.contains("on trace keys at 65536 buckets"), "{w}");
+        // With 16 private slots the global hash holds only the 64 inode keys: still one
+        // bucket, still named first.
+        let w = tables_warning(&Constant, &keys, 16, 65536, "trace");
+        assert!(w.contains("on trace keys at 65536 buckets"), "{w}");
+        // Without shared keys the private tables are judged: 64 keys in one of 16.
+        let w = tables_warning(&Constant, &keys[..128], 16, 65536, "trace");
+        assert!(
+            w.contains("on one process's trace keys at 16 buckets"),
+            "{w}"
+        );
+        let j =
+            crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT).unwrap();
+        assert_eq!(tables_warning(&j, &keys, 16, 65536, "trace"), "");
     }
 }
