@@ -11,7 +11,14 @@
 //!   distinct `(w1, offset)` pairs of a workload, the keys one process's private table
 //!   sees;
 //! - **speed**: nanoseconds per hash against the kernel's `jhash2`, measured side by side
-//!   in one run (batches alternate, medians compared).
+//!   in one run (batches alternate, medians compared);
+//! - **tables**: which of the kernel's tables the hasher is fit for. The private table
+//!   (`__futex_hash_private()`, one process's keys): the vectors, properties, speed and the
+//!   distribution suite (all but `fork`) do not fail. The global table
+//!   (`__futex_hash()`, every process's keys): that, the full scope (the hash covers `w0`,
+//!   the `mm`), and the `fork` workload hashed with every process's `mm` in the key does
+//!   not fail under the kernel's mask. An address-only hash fails the last by
+//!   construction: every forked process's copy of a lock lands in one bucket.
 //!
 //! The speed thresholds: a failing `FUTEX_WAIT` costs about 200–400 ns of which jhash2 is
 //! 1–3 %; a hash 4× slower still costs under a tenth of the syscall (pass), 16× slower
@@ -180,6 +187,7 @@ pub fn suite_workloads() -> Vec<KeyWorkload> {
         KeyWorkload::Inode,
         KeyWorkload::Sparse,
         KeyWorkload::Random,
+        KeyWorkload::Fork(crate::workload::FORK_PROCESSES),
     ]
 }
 
@@ -208,7 +216,78 @@ pub fn check<H: KeyHasher + ?Sized>(h: &H, opts: &CheckOptions) -> Vec<CheckRow>
     } else {
         speed_row(h, opts.seed)
     });
+    let tables = tables_row(h, opts, &out);
+    out.push(tables);
     out
+}
+
+/// The tables a hasher is fit for, from the rows already judged and a sweep of the fork
+/// workload on full keys (see the module docs).
+fn tables_row<H: KeyHasher + ?Sized>(h: &H, opts: &CheckOptions, rows: &[CheckRow]) -> CheckRow {
+    let fork = KeyWorkload::Fork(crate::workload::FORK_PROCESSES);
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.verdict == CheckVerdict::Fail && !r.check.starts_with("dist:fork:"))
+        .map(|r| r.check.as_str())
+        .collect();
+    let private = failed.is_empty();
+    // The global table sees every process's keys, `mm` included, whatever the scope.
+    let keys = fork
+        .generate(opts.keys, opts.seed)
+        .map(|k| k.keys)
+        .unwrap_or_else(|e| unreachable!("built-in workload {fork} failed: {e}"));
+    let mut hashes = vec![0u32; keys.len()];
+    h.hash_many(&keys, &mut hashes);
+    let mut recs = sweep_hashes(
+        h.name(),
+        &fork.to_string(),
+        &hashes,
+        &CHECK_BUCKETS,
+        &[Reduce::Mask],
+        &mut ExpectationCache::default(),
+    )
+    .expect("CHECK_BUCKETS are powers of two up to 2^32");
+    assign_verdicts(&mut recs);
+    let fork_fail = recs
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .max_by(|a, b| a.log2_p.total_cmp(&b.log2_p));
+    let full = h.scope() == Scope::Full;
+    let global = private && full && fork_fail.is_none();
+    let why_not_global = match (full, fork_fail) {
+        (_, Some(r)) => format!(
+            "global: fork keys fail, {} at {} buckets",
+            failing_statistic(r),
+            r.buckets
+        ),
+        (false, None) => "global: scope addr leaves out the mm".to_string(),
+        (true, None) => format!("global: {} fails", failed.join(", ")),
+    };
+    let (verdict, detail) = match (global, private) {
+        (true, _) => (
+            CheckVerdict::Pass,
+            "fit for: global and private tables".to_string(),
+        ),
+        // An address-only hash claims the private table only: fit for what it claims.
+        (false, true) => (
+            if full {
+                CheckVerdict::Fail
+            } else {
+                CheckVerdict::Pass
+            },
+            format!("fit for: private table only ({why_not_global})"),
+        ),
+        (false, false) => (
+            CheckVerdict::Fail,
+            format!("fit for: neither table ({} fails)", failed.join(", ")),
+        ),
+    };
+    CheckRow {
+        algo: h.name().to_string(),
+        check: "tables".into(),
+        verdict,
+        detail,
+    }
 }
 
 fn vectors_row<H: KeyHasher + ?Sized>(h: &H, vectors: &[Vector]) -> CheckRow {
@@ -448,6 +527,44 @@ mod tests {
         fn hash(&self, key: &FutexKey) -> u32 {
             crate::hashers::jhash2(&key.addr_words(), key.offset())
         }
+    }
+
+    fn tables(h: &dyn KeyHasher) -> CheckRow {
+        let opts = CheckOptions {
+            keys: Some(1 << 14),
+            skip_speed: true,
+            ..CheckOptions::default()
+        };
+        check(h, &opts)
+            .into_iter()
+            .find(|r| r.check == "tables")
+            .expect("a tables row")
+    }
+
+    #[test]
+    fn tables_jhash2_both_jhash2_addr_private_only_the_w0_bug_neither() {
+        let j = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let r = tables(&j);
+        assert_eq!(
+            (r.verdict, r.detail.as_str()),
+            (CheckVerdict::Pass, "fit for: global and private tables")
+        );
+        // 64 forked processes x 256 locks (2^14 keys): the address-only hash has 256
+        // distinct inputs, each in all 64 processes, so its max load is a multiple of 64
+        // at every size; a random function's is near 2^14 / 65536 + a few.
+        let a = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).unwrap();
+        let r = tables(&a);
+        assert_eq!(r.verdict, CheckVerdict::Pass, "{r:?}");
+        assert!(
+            r.detail
+                .starts_with("fit for: private table only (global: fork keys fail"),
+            "{}",
+            r.detail
+        );
+        let r = tables(&SkipsW0);
+        assert_eq!(r.verdict, CheckVerdict::Fail);
+        assert!(r.detail.starts_with("fit for: neither"), "{}", r.detail);
+        assert!(r.detail.contains("property:w0-bits"), "{}", r.detail);
     }
 
     #[test]

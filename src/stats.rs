@@ -750,4 +750,5 @@ pub fn diagnostics<H: KeyHasher + ?Sized>(hasher: &H, samples: usize, seed: u64)
 
 #[cfg(test)]
 mod tests;
+pub mod warning;
 pub mod weighted;

@@ -283,6 +283,7 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
     let ms = model_spec(&spec.model, algo.clone(), c.buckets);
     let table = ModelTable::build(ms).map_err(|e| usage(format!("model table: {e}")))?;
     let kind = table.spec().kind;
+    let (reduce, squash) = (table.spec().reduce, table.spec().squash);
     let describe = table.describe();
     // Shared keys always go to the global table, as in the kernel: with a private table
     // kind they use the process's global table of the kernel's size for this machine.
@@ -293,7 +294,27 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
     let backend = TableBackend::by_address(table, spec.shared);
     let cfg = RunConfig::new(c.threads, spec.futexes, spec.runtime, spec.workload);
     let outcome = runner::run(&backend, &cfg).map_err(|e| BenchError::runtime(e.0))?;
-    let record = BenchRecord::new(
+    let warning = if squash {
+        // FUTEX_SQUASH puts every key in one bucket on purpose: nothing to judge.
+        String::new()
+    } else {
+        // The keys the run used, as the backend keyed each thread's words.
+        let backend = &backend;
+        let keys: Vec<crate::key::FutexKey> = outcome
+            .threads
+            .iter()
+            .enumerate()
+            .flat_map(|(t, th)| {
+                (th.first_addr..=th.last_addr)
+                    .step_by(4)
+                    .map(move |a| backend.key_for(t, a))
+            })
+            .collect();
+        let mut hashes = vec![0u32; keys.len()];
+        algo.hash_many(&keys, &mut hashes);
+        crate::stats::warning::distribution_warning(&hashes, size as u64, reduce, "bench")
+    };
+    let mut record = BenchRecord::new(
         RecordMeta {
             backend: BackendChoice::Model.as_str().into(),
             algo: algo.name().into(),
@@ -311,6 +332,7 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
         },
         &outcome,
     );
+    record.warning = warning;
     let hash_line = if table_name == "global" && kind == TableKind::Private {
         format!(
             "Futex hashing: global hash, {size} buckets (shared futexes always use it; the \

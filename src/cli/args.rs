@@ -213,9 +213,29 @@ pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<SharedHasher>, CliError> {
     specs.iter().map(load_hasher).collect()
 }
 
-/// One hasher name (as [`algo_list`], but exactly one).
+/// One hasher name (as [`algo_list`], but exactly one). The lists `all` and `seed` and a
+/// comma list are refused with a message saying so, and an unknown name's message lists
+/// only what one name may be.
 pub fn one_algo(s: &str, key: HashKey) -> Result<SharedHasher, CliError> {
-    let spec = HasherSpec::parse(s, key).map_err(CliError::usage)?;
+    let t = s.trim();
+    if t == "all" || t == "seed" || t.contains(',') {
+        return Err(CliError::Usage(format!(
+            "--algo '{t}' is a list ({}); this takes one hasher: a name of `futexhash list`, so:PATH[:SYMBOL] or c:FILE.c[:SYMBOL]",
+            match t {
+                "all" => "every built-in",
+                "seed" => "the seed thread's eight",
+                _ => "several hashers",
+            }
+        )));
+    }
+    let spec = HasherSpec::parse(s, key).map_err(|e| match e {
+        crate::hashers::HasherError::Unknown(u) => CliError::Usage(format!(
+            "unknown algorithm '{}'; valid: {}, so:PATH[:SYMBOL], c:FILE.c[:SYMBOL]",
+            u.0,
+            crate::hashers::all_names().join(", ")
+        )),
+        e => CliError::usage(e),
+    })?;
     load_hasher(&spec)
 }
 
@@ -292,5 +312,13 @@ mod tests {
         assert_eq!(seed[1].name(), "jhash2-addr");
         let e = algo_list("jhash2,nope", HashKey::DEFAULT).unwrap_err();
         assert!(e.to_string().contains("'nope'"));
+        // Where one hasher is wanted, the lists are refused as lists, and an unknown
+        // name's message does not offer them.
+        for list in ["all", "seed", "jhash2,xxh3"] {
+            let e = one_algo(list, HashKey::DEFAULT).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{list}' is a list")), "{e}");
+        }
+        let e = one_algo("nope", HashKey::DEFAULT).unwrap_err().to_string();
+        assert!(e.contains("'nope'") && !e.contains("seed"), "{e}");
     }
 }

@@ -5,8 +5,12 @@
 use super::{CliError, OutputArgs, args};
 use crate::check::{CheckOptions, CheckVerdict, check, read_vectors};
 use crate::hashers::HashKey;
+use crate::render::output::wrap_words;
 use crate::render::{Format, TextTable, output};
 use std::path::PathBuf;
+
+/// Widest line of the table output.
+const TABLE_WIDTH: usize = 100;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct CheckArgs {
@@ -60,16 +64,27 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
         Format::Csv => output::to_csv(&rows).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Table => {
             let mut t = TextTable::new(["check", "verdict", "detail"]);
+            // Within 100 columns: a long detail continues on rows of its own.
+            let name_w = rows.iter().map(|r| r.check.len()).max().unwrap_or(5).max(5);
+            let detail_w = TABLE_WIDTH.saturating_sub(name_w + 7 + 10).max(20);
             for r in &rows {
-                t.push(vec![
-                    r.check.clone(),
-                    r.verdict.as_str().to_string(),
-                    r.detail.clone(),
-                ]);
+                for (i, part) in wrap_words(&r.detail, detail_w).into_iter().enumerate() {
+                    t.push(if i == 0 {
+                        vec![r.check.clone(), r.verdict.as_str().to_string(), part]
+                    } else {
+                        vec![String::new(), String::new(), part]
+                    });
+                }
             }
+            // What the `tables` row found, in the closing verdict's words.
+            let tables = rows
+                .iter()
+                .find(|r| r.check == "tables")
+                .and_then(|r| r.detail.split(" (").next())
+                .map_or(String::new(), |d| format!("; {d}"));
             let count = |v| rows.iter().filter(|r| r.verdict == v).count();
             format!(
-                "# futexhash check {}: {} pass, {} warn, {} fail, {} skipped\n{}{}\n",
+                "# futexhash check {}: {} pass, {} warn, {} fail, {} skipped\n{}{}{}\n",
                 hasher.name(),
                 count(CheckVerdict::Pass),
                 count(CheckVerdict::Warn),
@@ -80,7 +95,8 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
                     "verdict: UNFIT for futex_hash() (a check failed)"
                 } else {
                     "verdict: fit for futex_hash() (no check failed)"
-                }
+                },
+                tables
             )
         }
     };

@@ -71,9 +71,13 @@ pub(super) struct DistArgs {
     /// Table sizes: powers of two as a list (16,1024) or a range (2..131072).
     #[arg(long, value_name = "LIST|RANGE", default_value = "2..131072")]
     buckets: String,
-    /// Key set: perf, aslr, pages, stride:N, inode, sparse, random, trace:FILE.
+    /// Key set: perf, aslr, pages, stride:N, inode, sparse, random, fork, trace:FILE.
     #[arg(long, value_name = "NAME", default_value = "perf")]
     workload: String,
+    /// Processes of --workload fork (default 64): forked from one parent, the same futex
+    /// addresses in each, one mm each.
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    processes: Option<u64>,
     /// Number of distinct keys (default: perf 245760, trace: all its keys, others 262144).
     #[arg(long, value_name = "N", value_parser = args::number)]
     keys: Option<u64>,
@@ -147,7 +151,11 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if a.diagnostics {
         return run_diagnostics(&a, &hashers);
     }
-    let workload: KeyWorkload = a.workload.parse().map_err(CliError::usage)?;
+    let workload: KeyWorkload = a
+        .workload
+        .parse()
+        .and_then(|w: KeyWorkload| w.with_processes(a.processes))
+        .map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && (k == 0 || k > MAX_KEYS)
     {

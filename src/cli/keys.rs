@@ -19,9 +19,13 @@ pub(super) enum KeysFormat {
 
 #[derive(Debug, clap::Args)]
 pub(super) struct KeysArgs {
-    /// Key set: perf, aslr, pages, stride:N, inode, sparse, random, trace:FILE.
+    /// Key set: perf, aslr, pages, stride:N, inode, sparse, random, fork, trace:FILE.
     #[arg(long, value_name = "NAME", default_value = "perf")]
     workload: String,
+    /// Processes of --workload fork (default 64): forked from one parent, the same futex
+    /// addresses in each, one mm each.
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    processes: Option<u64>,
     /// Number of distinct keys (default: perf 245760, trace: all its keys, others 262144).
     #[arg(long, value_name = "N", value_parser = args::number)]
     keys: Option<u64>,
@@ -61,7 +65,11 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
     if let Some(p) = &a.output {
         args::check_output_path(p, "output")?;
     }
-    let workload: KeyWorkload = a.workload.parse().map_err(CliError::usage)?;
+    let workload: KeyWorkload = a
+        .workload
+        .parse()
+        .and_then(|w: KeyWorkload| w.with_processes(a.processes))
+        .map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && (k == 0 || k > super::dist::MAX_KEYS)
     {

@@ -4,6 +4,7 @@
 
 use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
+use crate::render::output::wrap_comment;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
 use crate::sim::trace_replay::replay;
@@ -55,8 +56,16 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     let mut records = Vec::new();
     for &b in &buckets {
         for h in &hashers {
-            records
-                .push(replay(profile, &rec, &name, h, b, a.think_scale).map_err(CliError::Usage)?);
+            let mut r =
+                replay(profile, &rec, &name, h, b, a.think_scale).map_err(CliError::Usage)?;
+            r.warning = crate::stats::warning::tables_warning(
+                &**h,
+                &rec.keys,
+                b,
+                r.global_buckets,
+                "trace",
+            );
+            records.push(r);
         }
     }
     let text = match a.out.format {
@@ -94,21 +103,41 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                     r.algo.clone(),
                     fmt_grouped(r.ops_per_sec, 0),
                     fmt_grouped(r.ops_per_sec_total, 0),
-                    format!("{:.2}", r.contended_pct),
+                    format!(
+                        "{:.2}{}",
+                        r.contended_pct,
+                        if r.warning.is_empty() { "" } else { " !" }
+                    ),
                     format!("{:.1}", r.lock_wait_ns_mean),
                     r.latency_ns_p50.to_string(),
                     r.latency_ns_p99.to_string(),
                     format!("{:.6}", r.simulated_secs),
                 ]);
             }
-            format!(
-                "# replay of {name} on profile: {}\n# {} threads, {} operations, captured over {:.6} s; think time: {think}\n{}",
-                profile.name,
-                first.threads,
-                first.ops,
-                first.captured_secs,
-                t.render()
-            )
+            // Within 100 columns: the comments wrap, the table's columns split into
+            // tables that repeat the row labels (table, buckets, algo).
+            let mut head = wrap_comment(&format!("# replay of {name}"), 100);
+            head.push_str(&wrap_comment(&format!("# profile: {}", profile.name), 100));
+            head.push_str(&wrap_comment(
+                &format!(
+                    "# {} threads, {} operations, captured over {:.6} s; think time: {think}",
+                    first.threads, first.ops, first.captured_secs,
+                ),
+                100,
+            ));
+            let mut notes = String::new();
+            for r in records.iter().filter(|r| !r.warning.is_empty()) {
+                if notes.is_empty() {
+                    notes.push_str(
+                        "! = the hasher fails a distribution test on the trace's keys there:\n",
+                    );
+                }
+                notes.push_str(&wrap_comment(
+                    &format!("# ! {} at -b {}: {}", r.algo, r.buckets, r.warning),
+                    100,
+                ));
+            }
+            format!("{head}{}{notes}", t.render_within(100, 3))
         }
     };
     a.out.emit(&text)

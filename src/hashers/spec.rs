@@ -192,8 +192,19 @@ impl HasherSpec {
 /// Parses a comma-separated list of hasher names; `all` is every built-in, `seed` the
 /// eight of the seed thread, and either may appear inside a list (`seed,xxh3`). Names
 /// repeat at most once (the first stays).
+///
+/// Every hasher of the list ends up with its own name, since tables, CSV/JSON `algo`
+/// fields and plots key on it. C hashers without a `LABEL=` are named by their symbol,
+/// so two files with the default `futex_hash` would share one name and one would vanish
+/// from every table: unlabelled C hashers whose names collide are named by their file's
+/// stem instead (`c:a.c,c:b.c` → `a`, `b`), and if the stems collide too (or the stem
+/// is not a valid label, or names another hasher of the list) by `SYMBOL#2`, `SYMBOL#3`,
+/// … in list order. The same file and symbol twice is one hasher. An explicit label
+/// given to two different hashers is an error: the user asked for one name twice.
 pub fn parse_list(list: &str, key: HashKey) -> Result<Vec<HasherSpec>, HasherError> {
     let mut out: Vec<HasherSpec> = Vec::new();
+    // Per entry of `out`: whether its name came from a `LABEL=` (or is a built-in's).
+    let mut named: Vec<bool> = Vec::new();
     for item in list.split(',') {
         let item = item.trim();
         let names: Vec<String> = match item {
@@ -208,12 +219,91 @@ pub fn parse_list(list: &str, key: HashKey) -> Result<Vec<HasherSpec>, HasherErr
         };
         for n in names {
             let spec = HasherSpec::parse(&n, key)?;
-            if !out.iter().any(|s| s.label() == spec.label()) {
-                out.push(spec);
+            let explicit = spec.builtin().is_some() || has_label(&n);
+            if out.iter().any(|s| same_hasher(s, &spec)) {
+                continue;
             }
+            if explicit
+                && let Some(i) = out.iter().position(|s| s.label() == spec.label())
+                && named[i]
+            {
+                return Err(HasherError::BadName(format!(
+                    "'{}' names two different hashers in '{list}'; give each its own LABEL=",
+                    spec.label()
+                )));
+            }
+            out.push(spec);
+            named.push(explicit);
         }
     }
+    distinct_names(&mut out, &named);
     Ok(out)
+}
+
+/// Whether `name` (one item of a list) starts with a `LABEL=` before `so:`/`c:`.
+fn has_label(name: &str) -> bool {
+    matches!(name.trim().split_once('='), Some((_, r)) if r.starts_with("so:") || r.starts_with("c:"))
+}
+
+/// The same built-in, or the same file and symbol (whatever the label).
+fn same_hasher(a: &HasherSpec, b: &HasherSpec) -> bool {
+    match (a, b) {
+        (HasherSpec::Builtin(x), HasherSpec::Builtin(y)) => x.static_name() == y.static_name(),
+        (
+            HasherSpec::External {
+                path: pa,
+                symbol: sa,
+                compile: ca,
+                ..
+            },
+            HasherSpec::External {
+                path: pb,
+                symbol: sb,
+                compile: cb,
+                ..
+            },
+        ) => pa == pb && sa == sb && ca == cb,
+        _ => false,
+    }
+}
+
+/// Renames the unlabelled C hashers of `specs` whose names collide (see [`parse_list`]).
+fn distinct_names(specs: &mut [HasherSpec], named: &[bool]) {
+    let labels: Vec<String> = specs.iter().map(|s| s.label().to_string()).collect();
+    let count = |l: &str, among: &[String]| among.iter().filter(|x| x.as_str() == l).count();
+    let renamed: Vec<usize> = (0..specs.len())
+        .filter(|&i| !named[i] && count(&labels[i], &labels) > 1)
+        .collect();
+    let stem = |i: usize| match &specs[i] {
+        HasherSpec::External { path, .. } => path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| is_label(s))
+            .map(str::to_string),
+        HasherSpec::Builtin(_) => None,
+    };
+    // The names that stay: every hasher not being renamed.
+    let kept: Vec<String> = (0..specs.len())
+        .filter(|i| !renamed.contains(i))
+        .map(|i| labels[i].clone())
+        .collect();
+    let stems: Vec<Option<String>> = renamed.iter().map(|&i| stem(i)).collect();
+    for (r, &i) in renamed.iter().enumerate() {
+        let new = match &stems[r] {
+            // The stem, if no kept name and no other renamed hasher's stem is the same.
+            Some(st)
+                if !kept.contains(st)
+                    && stems.iter().filter(|o| o.as_deref() == Some(st)).count() == 1 =>
+            {
+                st.clone()
+            }
+            // `#` is not allowed in labels, so this cannot meet a user's or built-in name.
+            _ => format!("{}#{}", labels[i], i + 1),
+        };
+        if let HasherSpec::External { label, .. } = &mut specs[i] {
+            *label = new;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -286,5 +376,45 @@ mod tests {
         assert_eq!(l.len(), SEED_EIGHT.len() + 1);
         assert_eq!(l.last().unwrap().label(), "hash_long_old");
         assert!(parse_list("jhash2,,xxh3", HashKey::DEFAULT).is_err());
+    }
+
+    fn labels(list: &str) -> Vec<String> {
+        parse_list(list, HashKey::DEFAULT)
+            .unwrap()
+            .iter()
+            .map(|s| s.label().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn unlabelled_c_hashers_get_distinct_names() {
+        // Alone, a C hasher keeps the documented default name, its symbol.
+        assert_eq!(labels("c:/x/a.c"), ["futex_hash"]);
+        // Two with the default symbol: named by file stem.
+        assert_eq!(labels("c:/x/a.c,so:/y/b.so"), ["a", "b"]);
+        // Stems collide too: the symbol and the hasher's 1-based place in the list.
+        assert_eq!(
+            labels("c:/x/a.c,c:/y/a.c"),
+            ["futex_hash#1", "futex_hash#2"]
+        );
+        // A label the user gave is kept; an unlabelled one whose stem is taken moves.
+        assert_eq!(
+            labels("futex_hash=c:/x/a.c,c:/y/q.c,c:/z/q.c,c:/w/r.c"),
+            ["futex_hash", "futex_hash#2", "futex_hash#3", "r"]
+        );
+        // The same file and symbol twice is one hasher; a stem that names a built-in
+        // of the list is not used.
+        assert_eq!(labels("c:/x/a.c,c:/x/a.c"), ["futex_hash"]);
+        assert_eq!(
+            labels("jhash2,c:/x/jhash2.c,c:/y/b.c"),
+            ["jhash2", "futex_hash#2", "b"]
+        );
+        // Distinct symbols need no renaming.
+        assert_eq!(labels("c:/x/a.c:f,c:/x/a.c:g"), ["f", "g"]);
+        // One explicit label for two different hashers is refused, naming it.
+        let e = parse_list("m=c:/x/a.c,m=c:/y/b.c", HashKey::DEFAULT).unwrap_err();
+        assert!(e.to_string().contains("'m'"), "{e}");
+        let e = parse_list("jhash2=c:/x/a.c,jhash2", HashKey::DEFAULT).unwrap_err();
+        assert!(e.to_string().contains("'jhash2'"), "{e}");
     }
 }

@@ -38,6 +38,41 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// `text` broken at spaces into lines of at most `width` characters (a word longer than
+/// `width` stands on a line of its own, whole). Empty text gives one empty line.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = cur.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    lines
+}
+
+/// A `# ` comment line wrapped to `width` columns: continuation lines start `#   `.
+pub fn wrap_comment(line: &str, width: usize) -> String {
+    let body = line.strip_prefix("# ").unwrap_or(line);
+    wrap_words(body, width.saturating_sub(4))
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("# {l}\n")
+            } else {
+                format!("#   {l}\n")
+            }
+        })
+        .collect()
+}
+
 /// A text table with right-aligned cells, drawn like the tables of the seed threads.
 #[derive(Clone, Debug, Default)]
 pub struct TextTable {
@@ -288,6 +323,16 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn words_wrap_within_the_width_and_keep_long_words_whole() {
+        assert_eq!(wrap_words("aa bb cc", 5), ["aa bb", "cc"]);
+        assert_eq!(wrap_words("aa bb cc", 8), ["aa bb cc"]);
+        assert_eq!(wrap_words("abcdefgh x", 4), ["abcdefgh", "x"]);
+        assert_eq!(wrap_words("", 4), [""]);
+        assert_eq!(wrap_comment("# aa bb cc", 9), "# aa bb\n#   cc\n");
+    }
+
     use super::*;
 
     #[test]

@@ -309,6 +309,13 @@ pub fn run_sweep_until(
         Some(SimRecord {
             bench: BenchRecord {
                 machine: simulated_machine(profile),
+                // The table this configuration uses, reduced by the kernel's mask.
+                warning: crate::stats::warning::distribution_warning(
+                    &hashes[ti * nh + hi].concat(),
+                    if buckets == 0 { global } else { buckets },
+                    crate::reduce::Reduce::Mask,
+                    "perf",
+                ),
                 ..sim_record(
                     &r,
                     h.name(),
@@ -384,6 +391,7 @@ fn sim_record(
         shared_buckets: None,
         noisy_ops_per_sec: None,
         machine: String::new(),
+        warning: String::new(),
     }
 }
 

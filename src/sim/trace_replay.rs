@@ -90,6 +90,10 @@ pub struct ReplayRecord {
     pub latency_ns_p99: u64,
     /// Per-hash cost used, ns.
     pub hash_ns: f64,
+    /// Non-empty when the hasher fails a distribution test on the trace's keys in the
+    /// tables they use ([`crate::stats::warning::tables_warning`]); left `""` by [`replay`],
+    /// filled by its caller.
+    pub warning: String,
 }
 
 /// The locks each key of `rec` uses with `hasher` and `buckets` (see the module docs), and
@@ -304,6 +308,7 @@ pub fn replay<H: KeyHasher + ?Sized>(
         latency_ns_p50: pct(0.5),
         latency_ns_p99: pct(0.99),
         hash_ns,
+        warning: String::new(),
     })
 }
 

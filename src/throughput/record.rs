@@ -78,6 +78,12 @@ pub struct BenchRecord {
     /// CPU model; cores / threads; kernel, without commas); for a simulated record, the
     /// profile it simulates.
     pub machine: String,
+    /// Simulated and model records: non-empty (naming the test, the keys and the size,
+    /// e.g. `fails max load on perf keys at 256 buckets (…)`) when the hasher fails a
+    /// distribution test on the keys being run at this table size
+    /// ([`crate::stats::warning`]); the throughput is then the key layout's, not the
+    /// hash's. `""` otherwise and for kernel records.
+    pub warning: String,
 }
 
 /// The parts of a record that do not come from the measurement.
@@ -150,6 +156,7 @@ impl BenchRecord {
             shared_buckets: None,
             noisy_ops_per_sec: None,
             machine: crate::machine::this_machine_line().to_string(),
+            warning: String::new(),
         }
     }
 
@@ -274,12 +281,34 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
             let cell = records
                 .iter()
                 .find(|r| r.threads == threads && r.buckets == buckets && &r.column_label() == c)
-                .map_or_else(|| "-".to_string(), |r| fmt_grouped(r.ops_per_sec, 0));
+                .map_or_else(
+                    || "-".to_string(),
+                    |r| {
+                        let mark = if r.warning.is_empty() { "" } else { " !" };
+                        format!("{}{mark}", fmt_grouped(r.ops_per_sec, 0))
+                    },
+                );
             row.push(cell);
         }
         t.push(row);
     }
-    t.render()
+    let mut out = t.render();
+    // The marked cells, each once: the figure reflects the key layout, not the hash.
+    let mut notes: Vec<String> = Vec::new();
+    for r in records.iter().filter(|r| !r.warning.is_empty()) {
+        let n = format!("! {}: {}", r.column_label(), r.warning);
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    if !notes.is_empty() {
+        out.push_str("! = the hasher fails a distribution test on the keys run at that size:\n");
+    }
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
 }
 
 /// Plot series for [`crate::render::plot`]: one per (column label, thread count), points
