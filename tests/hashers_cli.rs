@@ -494,3 +494,225 @@ fn bad_external_hashers_exit_2_with_one_line_naming_them() {
     assert!(stderr(&o).contains("/nonexistent/cc"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Compiles `source` (written to `dir/NAME.c`) into `dir/NAME.so` as `c:` would.
+fn build_so(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, source).unwrap();
+    let so = dir.join(format!("{name}.so"));
+    let ok = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&c)
+        .status()
+        .expect("cc")
+        .success();
+    assert!(ok, "cc {name}.c");
+    so
+}
+
+#[test]
+fn crashing_exiting_hanging_and_unresolved_c_hashers_are_refused_before_any_work() {
+    let dir = tmpdir("misbehave");
+    const HEAD: &str = "#include <stdint.h>\n#include <stdlib.h>\n";
+    let segv = build_so(
+        &dir,
+        "segv",
+        &format!(
+            "{HEAD}uint32_t futex_hash(const uint32_t *k, uint32_t o)\n\
+             {{ volatile uint32_t *p = 0; return *p + k[0] + o; }}\n"
+        ),
+    );
+    let exits = build_so(
+        &dir,
+        "exits",
+        &format!("{HEAD}uint32_t futex_hash(const uint32_t *k, uint32_t o) {{ exit(0); }}\n"),
+    );
+    let hangs = build_so(
+        &dir,
+        "hangs",
+        &format!(
+            "{HEAD}uint32_t futex_hash(const uint32_t *k, uint32_t o)\n\
+             {{ volatile int spin = 1; while (spin) ; return k[0]; }}\n"
+        ),
+    );
+    // Links (a shared object may leave symbols undefined) but cannot be loaded.
+    let unresolved = build_so(
+        &dir,
+        "unresolved",
+        &format!(
+            "{HEAD}uint32_t nowhere_defined(uint32_t);\n\
+             uint32_t futex_hash(const uint32_t *k, uint32_t o) {{ return nowhere_defined(o); }}\n"
+        ),
+    );
+    // This machine's object with its ELF e_machine set to aarch64's (183, <elf.h>), or to
+    // x86_64's (62) when this is an aarch64 machine.
+    let foreign = dir.join("foreign.so");
+    let mut b = std::fs::read(&segv).unwrap();
+    let (code, name): (u16, &str) = if std::env::consts::ARCH == "aarch64" {
+        (62, "x86_64")
+    } else {
+        (183, "aarch64")
+    };
+    b[18..20].copy_from_slice(&code.to_le_bytes());
+    std::fs::write(&foreign, b).unwrap();
+    let d = |p: &Path| p.display().to_string();
+    let arch_line = format!("built for {name}, this is {}", std::env::consts::ARCH);
+    let cases = [
+        (
+            format!("crasher=so:{}", d(&segv)),
+            vec!["'crasher'", "SIGSEGV"],
+        ),
+        (
+            format!("quitter=so:{}", d(&exits)),
+            vec!["'quitter'", "exit(0)"],
+        ),
+        (
+            format!("spinner=so:{}", d(&hangs)),
+            vec!["'spinner'", "did not return within 2 s"],
+        ),
+        (
+            format!("so:{}", d(&unresolved)),
+            vec!["'futex_hash'", "unresolved.so", "nowhere_defined"],
+        ),
+        (
+            format!("alien=so:{}", d(&foreign)),
+            vec!["'alien'", arch_line.as_str()],
+        ),
+        // A C source with the same crash, through the compile cache: named by its label.
+        (
+            format!("c-crasher=c:{}", d(&dir.join("segv.c"))),
+            vec!["'c-crasher'", "SIGSEGV"],
+        ),
+    ];
+    for (algo, needles) in &cases {
+        for sub in [
+            vec!["hash", "--algo", algo, "private:1:0x1000"],
+            vec!["dist", "--algo", algo, "--keys", "64", "--buckets", "16"],
+        ] {
+            let o = futexhash_cached(&sub, &dir.join("cache"));
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{sub:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{sub:?}: {e}");
+            for n in needles {
+                assert!(e.contains(n), "{sub:?}: {e} lacks {n}");
+            }
+            assert!(o.stdout.is_empty(), "{sub:?}: work was done");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs with the cache found the way a user's run finds it: from `env` alone (no
+/// `FUTEXHASH_CACHE_DIR`, and `HOME`/`XDG_CACHE_HOME`/`TMPDIR` only as given).
+fn futexhash_env(args: &[&str], env: &[(&str, &Path)]) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_futexhash"));
+    c.args(args)
+        .env_remove("FUTEXHASH_CACHE_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME")
+        .env_remove("TMPDIR");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run futexhash")
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn the_compile_cache_is_per_user_private_and_never_loaded_from_when_others_can_write_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmpdir("cache-trust");
+    let jhash = format!("c:{}", repo("examples/hashers/jhash2.c"));
+    let args = ["hash", "--algo", jhash.as_str(), "private:1:0x1000"];
+    let want = futexhash(&["hash", "--algo", "jhash2", "private:1:0x1000"]);
+    assert!(want.status.success());
+
+    // Without HOME or XDG_CACHE_HOME: a directory named for the uid under $TMPDIR, 0700.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let o = futexhash_env(&args, &[("TMPDIR", &tmp)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&want));
+    // SAFETY: geteuid(2) has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let top = tmp.join(format!("futexhash-{uid}"));
+    assert_eq!(mode(&top), 0o700);
+    assert_eq!(mode(&top.join("c-hashers")), 0o700);
+    assert!(
+        !tmp.join("futexhash").exists(),
+        "no directory shared by all users"
+    );
+
+    // A world-writable cache directory planted before the first run: refused.
+    let xdg = dir.join("xdg");
+    let planted = xdg.join("futexhash/c-hashers");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = futexhash_env(&args, &[("XDG_CACHE_HOME", &xdg)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("writable by everyone") && e.contains("c-hashers"),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty());
+    // The same under HOME/.cache, with the group-writable top directory futexhash creates.
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join(".cache/futexhash")).unwrap();
+    std::fs::set_permissions(
+        home.join(".cache/futexhash"),
+        std::fs::Permissions::from_mode(0o775),
+    )
+    .unwrap();
+    let o = futexhash_env(&args, &[("HOME", &home)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("writable by its group"),
+        "{}",
+        stderr(&o)
+    );
+
+    // An object planted in a private cache in place of the compiled one: a hash returning 0
+    // (a stand-in for code that runs as root), owned by another user or writable by others.
+    let own = dir.join("own");
+    let o = futexhash_env(&args, &[("XDG_CACHE_HOME", &own)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cache = own.join("futexhash/c-hashers");
+    let objects: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    let evil = build_so(
+        &dir,
+        "evil",
+        "#include <stdint.h>\nuint32_t futex_hash(const uint32_t *k, uint32_t o) { return 0; }\n",
+    );
+    std::fs::copy(&evil, &objects[0]).unwrap();
+    let c = std::ffi::CString::new(objects[0].as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path; chown(2) only reads it. 65534 is `nobody`.
+    let chowned = unsafe { libc::chown(c.as_ptr(), 65534, 65534) } == 0;
+    if chowned {
+        let o = futexhash_env(&args, &[("XDG_CACHE_HOME", &own)]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains("owned by uid 65534"), "{e}");
+        assert!(o.stdout.is_empty(), "the planted object ran");
+        // SAFETY: as above, back to this user.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), uid, libc::getegid()) }, 0);
+    }
+    std::fs::set_permissions(&objects[0], std::fs::Permissions::from_mode(0o666)).unwrap();
+    let o = futexhash_env(&args, &[("XDG_CACHE_HOME", &own)]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("writable by everyone"), "{e}");
+    assert!(o.stdout.is_empty(), "the planted object ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,6 +27,12 @@ const MAX_CHILDREN: usize = 16;
 static CHILDREN: [AtomicI32; MAX_CHILDREN] = [const { AtomicI32::new(0) }; MAX_CHILDREN];
 
 extern "C" fn on_signal(sig: libc::c_int) {
+    // The handler may interrupt code between a failing call and its read of errno; kill(2)
+    // below can set errno (ESRCH for a child that just exited), so it is saved and restored
+    // (signal-safety(7): handlers must preserve errno).
+    // SAFETY: __errno_location() returns this thread's errno slot, valid for the thread's
+    // life; reading and writing an int there is async-signal-safe.
+    let saved = unsafe { *libc::__errno_location() };
     REQUESTED.store(true, Ordering::SeqCst);
     SIGNAL.store(sig, Ordering::SeqCst);
     for c in &CHILDREN {
@@ -37,6 +43,8 @@ extern "C" fn on_signal(sig: libc::c_int) {
             unsafe { libc::kill(pid, sig) };
         }
     }
+    // SAFETY: as above, this thread's errno slot.
+    unsafe { *libc::__errno_location() = saved };
 }
 
 /// Installs the SIGINT and SIGTERM handlers (idempotent).
@@ -94,5 +102,37 @@ impl Drop for ChildGuard {
         if let Some(i) = self.slot {
             CHILDREN[i].store(0, Ordering::SeqCst);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handler_leaves_errno_as_it_found_it() {
+        // Run in a forked child, so that the flag the handler sets and the child it
+        // registers stay out of this test process (other tests poll `requested`). The
+        // child registers a pid that cannot exist (above the kernel's PID_MAX_LIMIT of
+        // 2^22), so the handler's kill(2) fails with ESRCH, then checks errno.
+        // SAFETY: the child only does async-signal-safe work (atomics, kill, errno, _exit)
+        // and never returns into the test harness.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let _guard = ChildGuard::new(i32::MAX as u32);
+            // SAFETY: this thread's errno slot.
+            unsafe { *libc::__errno_location() = 4242 };
+            on_signal(libc::SIGTERM);
+            // SAFETY: as above.
+            let errno = unsafe { *libc::__errno_location() };
+            // SAFETY: _exit ends the child at once, running none of the parent's handlers.
+            unsafe { libc::_exit(if errno == 4242 { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: reaping our own child into a valid int.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "child died: {status:#x}");
+        assert_eq!(libc::WEXITSTATUS(status), 0, "errno changed by the handler");
     }
 }

@@ -5,6 +5,7 @@
 use super::CliError;
 use crate::hashers::{HashKey, HasherSpec, SharedHasher, parse_list};
 use crate::key::parse_number;
+use crate::render::output::{self, OutputTarget};
 use crate::render::{Format, write_atomic};
 use std::path::{Path, PathBuf};
 
@@ -43,38 +44,53 @@ impl OutputArgs {
 /// Checks, before any work is done, that `path` can be written as a file: it is not a
 /// directory, its directory exists, and a file can really be created there (a probe file
 /// is created and removed: only that tells a read-only or virtual file system such as
-/// `/proc` from a writable one). `what` names the flag in the message.
+/// `/proc` from a writable one). Symlinks are followed first, so the probe is made beside
+/// the file that will be replaced; an existing device or FIFO (written in place, see
+/// [`crate::render::output::resolve_output`]) is only checked for write permission: it is
+/// neither opened (a FIFO's reader would see the probe's close as the end of the data)
+/// nor replaced. `what` names the flag in the message.
 pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if path.is_dir() {
-        return Err(CliError::Usage(format!(
-            "cannot write {what} '{}': it is a directory",
-            path.display()
-        )));
-    }
-    if !dir.exists() {
-        return Err(CliError::Usage(format!(
-            "cannot write {what} '{}': directory '{}' does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    if !dir.is_dir() {
-        return Err(CliError::Usage(format!(
-            "cannot write {what} '{}': '{}' is not a directory",
-            path.display(),
-            dir.display()
-        )));
-    }
-    probe_dir(dir).map_err(|reason| {
+    let fail = |reason: String| {
         CliError::Usage(format!(
             "cannot write {what} '{}': {reason}",
             path.display()
         ))
-    })
+    };
+    let target = match output::resolve_output(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+            return Err(fail("it is a directory".to_string()));
+        }
+        Err(e) => return Err(fail(e.to_string())),
+    };
+    let file = match target {
+        OutputTarget::InPlace(p) => {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                .map_err(|_| fail("the path contains a NUL byte".to_string()))?;
+            // SAFETY: `c` is a NUL-terminated path that outlives the call; access(2) only
+            // reads it.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                return Err(fail(format!(
+                    "no permission to write '{}': {}",
+                    p.display(),
+                    std::io::Error::last_os_error()
+                )));
+            }
+            return Ok(());
+        }
+        OutputTarget::Replace(p) => p,
+    };
+    let dir = output::parent_dir(&file);
+    if !dir.exists() {
+        return Err(fail(format!(
+            "directory '{}' does not exist",
+            dir.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(fail(format!("'{}' is not a directory", dir.display())));
+    }
+    probe_dir(dir).map_err(fail)
 }
 
 /// Checks, before any work, that `dir` can be used as an output directory: it is a

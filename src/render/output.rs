@@ -1,10 +1,11 @@
 //! Output formats shared by every subcommand (docs/cli.md, "Conventions"):
 //! `table` (the mailing-list `+-----+` table), `csv` and `json` (one array of flat records),
-//! written to stdout or atomically to a file.
+//! written to stdout or atomically to a file (a device, FIFO or `/dev/stdout` in place;
+//! a symlink followed and its target replaced, never the link).
 
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// An output format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -286,22 +287,92 @@ pub fn to_csv<T: Serialize>(records: &[T]) -> Result<String, csv::Error> {
     Ok(String::from_utf8(bytes).expect("csv output is UTF-8"))
 }
 
-/// Writes `content` to `path` whole or not at all: a temporary file beside it, flushed and
-/// synced, then renamed over the target. `None` writes to stdout.
+/// Where the bytes for an output path go, decided by what is there now
+/// ([`resolve_output`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// A regular file, or nothing yet: replaced whole through a temporary file beside
+    /// this path (the end of any symlink chain, so the link itself stays a link).
+    Replace(PathBuf),
+    /// An existing file that is not a regular one (character device, FIFO, socket, a
+    /// `/dev/stdout` that leads to a pipe or terminal): opened for writing and written in
+    /// place. Renaming over it would put a regular file where the device or FIFO was: as
+    /// root, `--output /dev/null` would replace the system's null device.
+    InPlace(PathBuf),
+}
+
+impl OutputTarget {
+    /// The path the bytes go to.
+    pub fn path(&self) -> &Path {
+        match self {
+            OutputTarget::Replace(p) | OutputTarget::InPlace(p) => p,
+        }
+    }
+}
+
+/// Follows `path` through any symlinks (as open(2) would, at most 40 of them) to what
+/// the output will be written into. A link whose directory is in `/proc` (the
+/// `/proc/self/fd/N` behind `/dev/stdout`, `/dev/fd/N`) names an open file rather than a
+/// path and is written in place. A directory is an `IsADirectory` error.
+pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(OutputTarget::Replace(p)),
+            Err(e) => return Err(e),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            let dir = parent_dir(&p);
+            if std::fs::canonicalize(dir).is_ok_and(|d| d.starts_with("/proc")) {
+                return Ok(OutputTarget::InPlace(p));
+            }
+            let to = std::fs::read_link(&p)?;
+            p = if to.is_absolute() { to } else { dir.join(to) };
+        } else if ft.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                format!("'{}' is a directory", p.display()),
+            ));
+        } else if ft.is_file() {
+            return Ok(OutputTarget::Replace(p));
+        } else {
+            return Ok(OutputTarget::InPlace(p));
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// The directory a path's file lives in (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes `content` to `path` whole or not at all, the one way every user-named output is
+/// written ([`resolve_output`]): a regular file (or a symlink's regular target) is
+/// replaced by a temporary file beside it, flushed and synced, then renamed over it; a
+/// device, FIFO or `/dev/stdout` is opened and written in place, never replaced. `None`
+/// writes to stdout.
 pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
     let Some(path) = path else {
         let mut out = io::stdout().lock();
-        return match out.write_all(content).and_then(|_| out.flush()) {
-            // A closed pipe (`| head`) is the reader's choice, not an error of ours.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            r => r,
-        };
+        return ignore_closed_reader(out.write_all(content).and_then(|_| out.flush()));
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    let target = match resolve_output(path)? {
+        OutputTarget::InPlace(p) => {
+            // No O_CREAT: had the device or FIFO gone meanwhile, no regular file appears
+            // in its place. No fsync: devices and FIFOs refuse it (EINVAL).
+            let mut f = std::fs::OpenOptions::new().write(true).open(&p)?;
+            return ignore_closed_reader(f.write_all(content).and_then(|_| f.flush()));
+        }
+        OutputTarget::Replace(p) => p,
     };
-    let name = path.file_name().ok_or_else(|| {
+    let dir = parent_dir(&target);
+    let name = target.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
     })?;
     let tmp = dir.join(format!(
@@ -313,12 +384,20 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(content)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, &target)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// A closed pipe (`| head`) is the reader's choice, not an error of ours.
+fn ignore_closed_reader(r: io::Result<()>) -> io::Result<()> {
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
 }
 
 #[cfg(test)]

@@ -30,8 +30,10 @@
 //! the waker takes the lock and, because the waiter reads the word only under the lock, either
 //! the waker's critical section comes first (then the waiter reads the new word, by the lock's
 //! release/acquire) or the waiter is already queued when the waker scans the chain.
-//! `waiters` is decremented only under the lock or after dropping it without queueing
-//! (`futex_q_unlock`), so it never reads 0 while a queued waiter exists.
+//! `waiters` is decremented only after the waiter has left the chain (by a waker under the
+//! lock, by a timed-out waiter just after dropping the lock it removed itself under) or was
+//! never queued (`futex_q_unlock` after EAGAIN), so it never reads 0 while a queued waiter
+//! exists.
 //!
 //! The kernel's (A) is implied by `atomic_inc` + `smp_mb__after_atomic()`, its (B) is the
 //! `smp_mb()` in `futex_hb_waiters_pending()`. The exhaustive check in `table::tests`
@@ -145,17 +147,27 @@ impl BucketCore {
     }
 
     pub(crate) fn inc_waiters(&self) {
-        // Part (A1) of the protocol when called from `enqueue`; elsewhere (requeue, rehash)
-        // the increment happens under a lock and needs no extra ordering.
+        // Part (A1) of the protocol when called from `enqueue`, ordered before the waiter's
+        // read of the word by the `SeqCst` fence that follows it there; `requeue`'s first
+        // increment of its target is likewise followed by a fence before it takes the locks.
+        // The other callers increment before the entry lands on the chain: `requeue` for
+        // each moved waiter with both locks held, rehash while holding the old bucket's lock
+        // and before taking the new one's (a waker of the new bucket then takes the lock and
+        // finds the entry, or is ordered before it by that lock). None relies on this
+        // operation's own ordering beyond atomicity; `SeqCst` costs nothing extra on x86
+        // (a `lock xadd` either way) and keeps (A1) trivially in the fences' total order.
         self.waiters.fetch_add(1, Ordering::SeqCst);
     }
 
     pub(crate) fn dec_waiters(&self) {
         // The decrement always follows the waiter's removal from the chain (under the bucket
-        // lock, or after it), so the count never drops while a waiter is still queued: a
-        // waker that reads 0 in its lockless check (B2) has nobody to miss, and one that
-        // still reads 1 takes the lock and finds nobody. Release keeps the removal ordered
-        // before the decrement for anyone who later acquires the bucket lock.
+        // lock, or after it) or a wait that never queued, so the count never drops while a
+        // waiter is still queued: a waker that reads 0 in its lockless check (B2) has nobody
+        // to miss, and one that still reads 1 takes the lock and finds nobody. The chain
+        // itself is published by the bucket lock, not by this counter: the only lockless
+        // reader (B2) loads `Relaxed` and uses the value as a hint, so this `Release` pairs
+        // with no acquire and is not needed for correctness (kept: it is free on x86, and a
+        // counter that never reorders before the removal is easier to reason about).
         self.waiters.fetch_sub(1, Ordering::Release);
     }
 }

@@ -302,7 +302,11 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
                 if !custom {
                     let want =
                         merged_default_slots(threads, self.cpus, self.global.per_node_size());
-                    if current < want {
+                    // A one-bucket global table clamps the size to 1, which
+                    // `futex_hash_allocate` refuses (EINVAL: one slot is no table). The
+                    // kernel never gets here (`futex_init` makes at least 4 buckets a node);
+                    // a model table of one bucket keeps the process on the global hash.
+                    if current < want && want >= 2 {
                         self.allocate(want as u64, false)
                             .expect("merged default size is a valid slot count");
                     }

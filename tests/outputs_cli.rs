@@ -1,0 +1,261 @@
+//! Outputs onto what is already there (issue 26): a device, FIFO or `/dev/stdout` is
+//! written in place and stays what it was; a symlink stays a link and the file it points
+//! to gets the new content; a regular file is replaced whole. The devices are private
+//! copies made with mknod(2), and `/dev/stdout`'s link a copy, in a temporary directory:
+//! the system's own `/dev/null` and `/dev/stdout` are not put at risk by tests that must
+//! fail on code that replaces them (the real `/dev/null`, `/dev/full` are used only where
+//! the test may not make its own device, and only through paths that code cannot rename
+//! over without root).
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fh-outputs-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `futexhash hash --algo jhash2 --output OUT private:1:0x1000`: one small table.
+fn hash_into(out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["hash", "--algo", "jhash2", "--format", "csv", "--output"])
+        .arg(out)
+        .arg("private:1:0x1000")
+        .output()
+        .expect("run futexhash")
+}
+
+/// What the same command prints on stdout: the content every output must receive.
+fn expected() -> Vec<u8> {
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "hash",
+            "--algo",
+            "jhash2",
+            "--format",
+            "csv",
+            "private:1:0x1000",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(o.stdout.starts_with(b"key,algo,hash\n"));
+    o.stdout
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The names in `dir`, sorted (to see that no temporary file was left behind).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A character device node `name` in `dir` with the given major/minor, or `None` when this
+/// process may not make one (not root).
+fn char_device(dir: &Path, name: &str, major: u32, minor: u32) -> Option<PathBuf> {
+    let p = dir.join(name);
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path; mknod(2) only reads it.
+    let rc = unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFCHR | 0o666,
+            libc::makedev(major, minor),
+        )
+    };
+    (rc == 0).then_some(p)
+}
+
+#[test]
+fn a_fifo_is_written_into_and_stays_a_fifo() {
+    let dir = tmpdir("fifo");
+    let fifo = dir.join("out.fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path; mkfifo(3) only reads it.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // The reader: opened read-write and non-blocking, so neither its open nor futexhash's
+    // waits for the other, and the bytes (far less than a pipe's 64 KiB) wait in the FIFO
+    // until read after futexhash has exited. No timing is involved.
+    let mut reader = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let o = hash_into(&fifo);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut got = vec![0u8; 65536];
+    let n = match reader.read(&mut got) {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+        Err(e) => panic!("{e}"),
+    };
+    got.truncate(n);
+    assert_eq!(got, expected(), "the FIFO's reader got the output");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(names(&dir), ["out.fifo"]);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_symlink_stays_a_link_and_its_target_gets_the_content() {
+    let dir = tmpdir("link");
+    let (links, files) = (dir.join("links"), dir.join("files"));
+    fs::create_dir_all(&links).unwrap();
+    fs::create_dir_all(&files).unwrap();
+    let target = files.join("real.csv");
+    fs::write(&target, "old content\n").unwrap();
+
+    // A relative link into another directory, to an existing file.
+    let link = links.join("out.csv");
+    std::os::unix::fs::symlink("../files/real.csv", &link).unwrap();
+    let o = hash_into(&link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        fs::read_link(&link).unwrap(),
+        Path::new("../files/real.csv")
+    );
+    assert_eq!(fs::read(&target).unwrap(), expected());
+    assert_eq!(names(&links), ["out.csv"]);
+    assert_eq!(
+        names(&files),
+        ["real.csv"],
+        "no temporary file left beside the target"
+    );
+
+    // A link to a link to a file that does not exist yet: the file is created there.
+    let hop = links.join("hop");
+    std::os::unix::fs::symlink(files.join("new.csv"), &hop).unwrap();
+    let link2 = dir.join("out2.csv");
+    std::os::unix::fs::symlink(&hop, &link2).unwrap();
+    let o = hash_into(&link2);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        fs::symlink_metadata(&link2)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(fs::symlink_metadata(&hop).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read(files.join("new.csv")).unwrap(), expected());
+
+    // A link to a directory is refused before any work, and left alone.
+    let to_dir = dir.join("to-dir");
+    std::os::unix::fs::symlink(&files, &to_dir).unwrap();
+    let o = hash_into(&to_dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    assert!(
+        fs::symlink_metadata(&to_dir)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_null_device_stays_a_device() {
+    let dir = tmpdir("null");
+    // The null device is major 1, minor 3 (Documentation/admin-guide/devices.txt).
+    let null = char_device(&dir, "null", 1, 3).unwrap_or_else(|| PathBuf::from("/dev/null"));
+    let o = hash_into(&null);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = fs::symlink_metadata(&null).unwrap();
+    assert!(m.file_type().is_char_device(), "{null:?} was replaced");
+    assert_eq!(fs::read(&null).unwrap(), b"", "still the null device");
+    // The real one, through its path and through a symlink to it.
+    let link = dir.join("to-null");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let o = hash_into(&link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_device_is_refused_with_one_line_and_stays_a_device() {
+    let dir = tmpdir("full");
+    // The full device is major 1, minor 7: every write fails with ENOSPC.
+    let full = char_device(&dir, "full", 1, 7).unwrap_or_else(|| PathBuf::from("/dev/full"));
+    let o = hash_into(&full);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&full.display().to_string()), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        fs::symlink_metadata(&full)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_link_to_proc_self_fd_1_writes_into_the_pipe_it_leads_to() {
+    // `/dev/stdout`'s own link (`/proc/self/fd/1`), made in the temporary directory so that
+    // code which renames over links damages only this copy, not the system's. futexhash's
+    // stdout is the pipe `output()` reads: the output must arrive there, the link stay.
+    let dir = tmpdir("stdout");
+    let link = dir.join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let o = hash_into(&link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, expected());
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(names(&dir), ["stdout"]);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_regular_file_is_replaced_whole() {
+    let dir = tmpdir("regular");
+    let p = dir.join("out.csv");
+    fs::write(
+        &p,
+        "a much longer old content that must not survive in any part\n",
+    )
+    .unwrap();
+    let o = hash_into(&p);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(&p).unwrap(), expected());
+    assert_eq!(names(&dir), ["out.csv"]);
+    let _ = fs::remove_dir_all(&dir);
+}
