@@ -71,6 +71,7 @@ pub mod kernel;
 pub mod profile;
 pub mod sweep;
 pub mod trace_replay;
+pub mod uncertainty;
 pub mod validate;
 
 use crate::rng::{GOLDEN_GAMMA, mix64};
