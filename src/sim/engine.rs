@@ -3,7 +3,7 @@
 //!
 //! Each simulated thread has one pending event at a time — arriving at the shared
 //! reference (6.16), arriving at its bucket lock, or releasing the reference — and events
-//! are processed in global time order ([`EventQueue`], ties by thread index), which is
+//! are processed in global time order (`events::EventQueue`, ties by thread index), which is
 //! exactly FIFO queueing at every lock: one priority queue is the whole simulator,
 //! O(ops·log T). At a lock arrival the engine decides, from the lock's state (when it is
 //! next free, when its holder took it, which CPU wrote its line last), whether the thread
@@ -748,5 +748,118 @@ mod tests {
         w.op = SimOp::WakeNone;
         let r = simulate(&m, &w, 25.0, SimLength::default());
         assert!((r.ops_per_sec / (1e9 / 425.0) - 1.0).abs() < 1e-3, "{r:?}");
+    }
+
+    /// `w` with the model's mechanism `name` switched off.
+    fn without(w: &SimWorkload, name: &str) -> SimWorkload {
+        SimWorkload {
+            mechanisms: w.mechanisms.without(name).unwrap(),
+            ..w.clone()
+        }
+    }
+
+    #[test]
+    fn each_switch_off_restores_the_closed_form_of_the_model_without_it() {
+        // As in the tests above, whose closed forms hold with every mechanism on.
+        // Pending bit off: two threads on one lock pay the hand-off, hold + 200 ns.
+        let mut m = machine(2, 1);
+        m.outside_ns = 100.0;
+        m.hold_ns = 1000.0;
+        m.line_miss_ns = 50.0;
+        let w = workload(2, 2, |_| vec![0], 1);
+        let total = simulate(&m, &without(&w, "pending-bit"), 0.0, LONG).ops_per_sec_total;
+        assert!((total * 1200.0 / 1e9 - 1.0).abs() < 0.01, "{total}");
+
+        // Lone waiter during a migration off: the second thread pays the hand-off,
+        // 1 ps + 1100 + 5000 + 100 ns (on: 2200.001 ns).
+        let mut m = machine(2, 1);
+        m.outside_ns = 0.001;
+        m.line_miss_ns = 1000.0;
+        m.handoff_local_ns = 5000.0;
+        let one_op = SimLength {
+            warmup_ops: 0,
+            measured_ops: 1,
+        };
+        let w = workload(2, 2, |_| vec![0], 1);
+        let w = without(&w, "lone-waiter-in-migration");
+        let ns = simulate(&m, &w, 0.0, one_op).simulated_secs * 1e9;
+        assert!((ns - 6200.001).abs() < 1e-6, "{ns}");
+
+        // Seeded start order off: thread t starts at t ps; one op on its own bucket ends
+        // at t ps + outside + hold, the last (thread 1) at 500.001 ns.
+        let m = machine(2, 1);
+        let w = workload(2, 2, |t| vec![t as u32], 2);
+        let ns = simulate(&m, &without(&w, "seeded-start-order"), 0.0, one_op).simulated_secs;
+        assert!((ns * 1e9 - 500.001).abs() < 1e-6, "{ns}");
+        let on = simulate(&m, &w, 0.0, one_op).simulated_secs;
+        assert!(on * 1e9 > 500.01, "{on}");
+    }
+
+    #[test]
+    fn a_cold_start_without_steady_state_lines_misses_nothing_in_the_first_pass() {
+        // The steady-state test's two threads: on, every op migrates (1000 + 50 + 10 ns);
+        // off, the first 100 ops touch lines no one owns yet (1000 + 10 ns).
+        let mut m = machine(2, 1);
+        m.outside_ns = 1000.0;
+        m.hold_ns = 10.0;
+        m.line_miss_ns = 50.0;
+        let w = workload(
+            2,
+            2,
+            |t| (0..1024).map(|i| (i + 512 * t as u32) % 1024).collect(),
+            1024,
+        );
+        let len = SimLength {
+            warmup_ops: 0,
+            measured_ops: 100,
+        };
+        let r = simulate(&m, &without(&w, "steady-state-lines"), 0.0, len);
+        let expect = 1e9 / (1000.0 + 10.0);
+        assert!((r.ops_per_sec / expect - 1.0).abs() < 0.005, "{r:?}");
+    }
+
+    #[test]
+    fn home_snooping_and_the_stated_remote_migration_can_be_switched_off() {
+        // The lockstep swap of two locks by CPUs 0 and 1 (node 0), lines homed on node 1:
+        // with home snooping each migration is remote (1000 + 150 + 100 ns), switched off
+        // local (1000 + 50 + 100). CPUs 0 and 2 with a stated 80 ns remote migration:
+        // 1180 ns; switched off, the hand-off ratio's 150: 1250.
+        let mut m = machine(4, 2);
+        m.outside_ns = 1000.0;
+        m.line_miss_ns = 50.0;
+        m.home_snoop = true;
+        m.line_miss_remote_ns = Some(80.0);
+        let keys = |t: usize| if t == 0 { vec![0, 1] } else { vec![1, 0] };
+        let per_op = |w: &SimWorkload| 1e9 / simulate(&m, w, 0.0, LONG).ops_per_sec;
+        let near = SimWorkload {
+            homes: LineHomes::NodeOfCpu(2),
+            ..workload(2, 2, keys, 2)
+        };
+        assert!((per_op(&near) - 1180.0).abs() < 10.0, "{}", per_op(&near));
+        let off = without(&near, "home-snoop");
+        assert!((per_op(&off) - 1150.0).abs() < 10.0, "{}", per_op(&off));
+        let across = SimWorkload {
+            cpu_of_thread: vec![0, 2],
+            ..workload(2, 2, keys, 2)
+        };
+        assert!((per_op(&across) - 1180.0).abs() < 10.0);
+        let off = without(&across, "separate-remote-migration");
+        assert!((per_op(&off) - 1250.0).abs() < 10.0, "{}", per_op(&off));
+    }
+
+    #[test]
+    fn a_fifo_of_spinners_counts_more_of_them_than_the_heap() {
+        // Packed ticket buckets 0..=2 share line 0, 3..=5 line 1; 12 threads alternate two
+        // of them, short outside work: the FIFO keeps finished acquisitions of neighbour
+        // buckets behind later ones and charges them as spinners, so it runs slower.
+        let mut m = machine(12, 1);
+        m.outside_ns = 50.0;
+        m.ticket_spinner_ns = Some(20.0);
+        let mut w = workload(12, 12, |t| vec![(t % 3) as u32, ((t + 1) % 6) as u32], 6);
+        w.design.lock = LockKind::Ticket;
+        w.design.bucket_bytes = PACKED_BUCKET_BYTES;
+        let heap = simulate(&m, &w, 0.0, LONG).ops_per_sec_total;
+        let fifo = simulate(&m, &without(&w, "spinner-heap"), 0.0, LONG).ops_per_sec_total;
+        assert!(fifo < heap * 0.99, "{fifo} vs {heap}");
     }
 }
