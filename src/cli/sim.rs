@@ -283,6 +283,12 @@ struct ValidateArgs {
     /// 80 % interval (`lo`, `hi`); the summary adds the interval coverage.
     #[arg(long)]
     cv: bool,
+    /// With --cv: switch these refinements of the model off (comma list of
+    /// steady-state-lines, seeded-start-order, spinner-heap, key-set-means, home-snoop,
+    /// separate-remote-migration, pending-bit, lone-waiter-in-migration), to measure what
+    /// each does to the out-of-sample error.
+    #[arg(long, value_name = "LIST")]
+    ablate: Option<String>,
     #[command(flatten)]
     len: LengthArgs,
     #[command(flatten)]
@@ -897,6 +903,7 @@ fn run_calibrate(c: CalibrateArgs) -> Result<(), CliError> {
         op: SimOp::WaitFail,
         design: Design::default(),
         global_nodes: 1,
+        mechanisms: Default::default(),
     };
     let obs: Vec<Observation> = rows.iter().map(|&i| pick(i)).collect::<Result<_, _>>()?;
     // The measured kernel's hash: the template's figure only if the template is this
@@ -990,14 +997,31 @@ fn run_validate(v: ValidateArgs) -> Result<(), CliError> {
     };
     let len = v.len.length()?;
     let published_runs = read_runs(&data).map_err(CliError::Usage)?;
+    if v.ablate.is_some() && !v.cv {
+        return Err(CliError::Usage(
+            "--ablate applies to --cv only (the out-of-sample error is what it measures)".into(),
+        ));
+    }
     if v.cv {
+        let mut mech = crate::sim::Mechanisms::default();
+        for name in v.ablate.iter().flat_map(|l| l.split(',')) {
+            match mech.switch_mut(name.trim()) {
+                Some(on) => *on = false,
+                None => {
+                    return Err(CliError::Usage(format!(
+                        "--ablate '{name}' is not a mechanism: one of {}",
+                        crate::sim::Mechanisms::NAMES.join(", ")
+                    )));
+                }
+            }
+        }
         if v.rows != "0,2" {
             return Err(CliError::Usage(format!(
                 "--rows '{}' does not apply to --cv: its protocol calibrates on rows 0,2 (docs/sim.md, \"Validation protocol\")",
                 v.rows
             )));
         }
-        let cv = validate_cv(&data, &template, len).map_err(CliError::Usage)?;
+        let cv = validate_cv(&data, &template, len, mech).map_err(CliError::Usage)?;
         let text = if v.summary {
             cv_summary(&cv)
         } else {

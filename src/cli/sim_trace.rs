@@ -6,7 +6,7 @@ use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
-use crate::sim::trace_replay::replay;
+use crate::sim::uncertainty::replay_with_interval;
 use std::path::Path;
 
 /// The `sim` flags the replay uses.
@@ -55,8 +55,10 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     let mut records = Vec::new();
     for &b in &buckets {
         for h in &hashers {
-            records
-                .push(replay(profile, &rec, &name, h, b, a.think_scale).map_err(CliError::Usage)?);
+            records.push(
+                replay_with_interval(profile, &rec, &name, h, b, a.think_scale)
+                    .map_err(CliError::Usage)?,
+            );
         }
     }
     let text = match a.out.format {

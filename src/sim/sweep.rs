@@ -286,6 +286,7 @@ pub fn run_sweep_with(
                 op: sweep.op,
                 design: opts.design,
                 global_nodes: opts.global_nodes,
+                mechanisms: Default::default(),
             })
         })
         .collect::<Result<_, String>>()?;
@@ -429,6 +430,23 @@ pub fn run_lock_test(
     same_node: bool,
     len: SimLength,
 ) -> Result<BenchRecord, String> {
+    run_lock_test_with(
+        profile,
+        contenders_per_node,
+        same_node,
+        len,
+        super::Mechanisms::default(),
+    )
+}
+
+/// [`run_lock_test`] with some of the model's refinements switched off.
+pub fn run_lock_test_with(
+    profile: &MachineProfile,
+    contenders_per_node: usize,
+    same_node: bool,
+    len: SimLength,
+    mechanisms: super::Mechanisms,
+) -> Result<BenchRecord, String> {
     profile.validate()?;
     if contenders_per_node == 0 {
         return Err("contenders per node must be at least 1".into());
@@ -453,7 +471,7 @@ pub fn run_lock_test(
         // FUTEX2_NUMA: node n's bucket (lock n, one cache line) is in node n's table, on
         // node n.
         homes: LineHomes::Blocks(u64::from(CACHE_LINE)),
-        mechanisms: super::Mechanisms::default(),
+        mechanisms,
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.
@@ -573,6 +591,7 @@ mod tests {
             op: SimOp::WaitFail,
             design: Design::default(),
             global_nodes: 1,
+            mechanisms: Default::default(),
         }
         .workload(
             &*Builtin::by_name("jhash2", HashKey::DEFAULT)

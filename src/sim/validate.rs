@@ -80,7 +80,7 @@ use super::kernel::Kernel;
 use super::profile::MachineProfile;
 use super::sweep::parallel_map;
 use super::uncertainty::{CalibrationSpread, interval, log_sd, replication_profiles};
-use super::{Design, SimLength, SimOp, SimWorkload, simulate};
+use super::{Design, Mechanisms, SimLength, SimOp, SimWorkload, simulate};
 use crate::hashers::{Builtin, HashKey, SharedHasher};
 use crate::key::FutexKey;
 use crate::workload::{KeyWorkload, PERF_FUTEXES};
@@ -493,6 +493,17 @@ pub fn calibrate_seed_box(
     rows: [usize; 2],
     len: SimLength,
 ) -> Result<MachineProfile, String> {
+    calibrate_seed_box_mech(data_dir, template, rows, len, Mechanisms::default())
+}
+
+/// [`calibrate_seed_box`] with some of the model's refinements switched off.
+fn calibrate_seed_box_mech(
+    data_dir: &Path,
+    template: &MachineProfile,
+    rows: [usize; 2],
+    len: SimLength,
+    mech: Mechanisms,
+) -> Result<MachineProfile, String> {
     let t = read_published(&data_dir.join(TABLE_240))?;
     let pick = |i: usize| -> Result<(u64, f64), String> {
         let (b, r) = t
@@ -501,7 +512,7 @@ pub fn calibrate_seed_box(
             .ok_or_else(|| format!("row {i} does not exist (the table has {})", t.rows.len()))?;
         Ok((*b, r[0]))
     };
-    let mut p = calibrate_seed_box_on(template, [pick(rows[0])?, pick(rows[1])?], len)?;
+    let mut p = calibrate_seed_box_on(template, [pick(rows[0])?, pick(rows[1])?], len, mech)?;
     p.name = format!(
         "seed thread 256-CPU 2-node box, calibrated on rows {} and {} of {TABLE_240}",
         rows[0], rows[1]
@@ -514,12 +525,14 @@ fn calibrate_seed_box_on(
     template: &MachineProfile,
     obs: [(u64, f64); 2],
     len: SimLength,
+    mech: Mechanisms,
 ) -> Result<MachineProfile, String> {
     let sc = scenario(
         240,
         (0..template.cpus).collect(),
         template.cpus,
         Design::default(),
+        mech,
     )?;
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
         .expect("registry")
@@ -544,8 +557,9 @@ fn scenario(
     cpus: Vec<u32>,
     all_cpus: u32,
     design: Design,
+    mech: Mechanisms,
 ) -> Result<Scenario, String> {
-    scenario_with_keys(threads, cpus, all_cpus, design, 1)
+    scenario_with_keys(threads, cpus, all_cpus, design, 1, mech)
 }
 
 /// [`scenario`] with perf's heap layout drawn from `key_set`.
@@ -555,6 +569,7 @@ fn scenario_with_keys(
     all_cpus: u32,
     design: Design,
     key_set: u64,
+    mech: Mechanisms,
 ) -> Result<Scenario, String> {
     Ok(Scenario {
         keys_per_thread: perf_keys_per_thread(threads, PERF_FUTEXES, key_set)?,
@@ -563,6 +578,7 @@ fn scenario_with_keys(
         op: SimOp::WaitFail,
         design,
         global_nodes: 1,
+        mechanisms: mech,
     })
 }
 
@@ -580,6 +596,7 @@ pub fn predict_published(
         calibration,
         len,
         None,
+        Mechanisms::default(),
     )?
     .into_iter()
     .map(|(r, _)| r)
@@ -594,6 +611,7 @@ pub fn predict_published_reps(
     calibration: [usize; 2],
     len: SimLength,
     only: Option<&str>,
+    mech: Mechanisms,
 ) -> Result<Vec<(ValidationRow, Vec<f64>)>, String> {
     let profile = &profiles[0];
     let node1: Vec<u32> = profile.node_cpus(profile.nodes.saturating_sub(1));
@@ -613,6 +631,7 @@ pub fn predict_published_reps(
             cpus.clone(),
             profile.cpus,
             Design::default(),
+            mech,
         )?);
         if only.is_some_and(|o| o != *file) {
             continue;
@@ -716,6 +735,16 @@ pub fn validate_seed003_with(
     template: &MachineProfile,
     len: SimLength,
 ) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+    seed003_mech(data_dir, template, len, Mechanisms::default())
+}
+
+/// [`validate_seed003_with`] with some of the model's refinements switched off.
+fn seed003_mech(
+    data_dir: &Path,
+    template: &MachineProfile,
+    len: SimLength,
+    mech: Mechanisms,
+) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
     let table = read_threads_table(&data_dir.join(TABLE_2013))?;
     let template = template.clone();
     let designs = seed003_designs(template.cpus);
@@ -756,10 +785,10 @@ pub fn validate_seed003_with(
             .iter()
             .find(|(n, _, _)| *n == config)
             .ok_or_else(|| format!("{TABLE_2013}: no column '{config}'"))?;
-        let workloads = (1..=SEED003_KEY_SETS)
+        let workloads = (1..=mech.key_sets(SEED003_KEY_SETS))
             .map(|k| {
                 let mut sc =
-                    scenario_with_keys(threads as usize, cpus.clone(), template.cpus, d, k)?;
+                    scenario_with_keys(threads as usize, cpus.clone(), template.cpus, d, k, mech)?;
                 sc.global_buckets = g;
                 Ok(sc.workload(&h, 0))
             })
@@ -801,7 +830,7 @@ pub fn validate_seed003_with(
     let most = table.rows.iter().map(|r| r.0).max().unwrap_or(1) as usize;
     super::check_clock(&p, most, hash_ns, len)
         .map_err(|e| format!("{TABLE_2013}: the profile fitted to it cannot run: {e}"))?;
-    let rows = predict_seed003_reps(&table, std::slice::from_ref(&p), hash_ns, len)
+    let rows = predict_seed003_reps(&table, std::slice::from_ref(&p), hash_ns, len, mech)
         .into_iter()
         .map(|(r, _)| r)
         .collect();
@@ -816,6 +845,7 @@ fn predict_seed003_reps(
     profiles: &[MachineProfile],
     hash_ns: f64,
     len: SimLength,
+    mech: Mechanisms,
 ) -> Vec<(ValidationRow, Vec<f64>)> {
     let cpus_n = profiles[0].cpus;
     let cpus: Vec<u32> = (0..cpus_n).collect();
@@ -829,7 +859,7 @@ fn predict_seed003_reps(
             jobs.push((name.clone(), *threads, rates[c]));
         }
     }
-    let k = SEED003_KEY_SETS as usize;
+    let k = mech.key_sets(SEED003_KEY_SETS) as usize;
     let reps = profiles.len();
     let runs = parallel_map(jobs.len() * k * reps, |i| {
         let (config, threads, _) = &jobs[i / (k * reps)];
@@ -839,7 +869,7 @@ fn predict_seed003_reps(
             .iter()
             .find(|(n, _, _)| n == config)
             .expect("columns checked against the designs");
-        let mut sc = scenario_with_keys(*threads as usize, cpus.clone(), cpus_n, d, key_set)
+        let mut sc = scenario_with_keys(*threads as usize, cpus.clone(), cpus_n, d, key_set, mech)
             .expect("thread counts checked by read_threads_table");
         sc.global_buckets = g;
         let mut w = sc.workload(&h, 0);
@@ -994,6 +1024,7 @@ pub fn validate_futex_numa(
         std::slice::from_ref(profile),
         Some(IVB_EP_REMOTE_RATIO),
         len,
+        Mechanisms::default(),
     )?
     .0)
 }
@@ -1004,6 +1035,7 @@ fn futex_numa_reps(
     profiles: &[MachineProfile],
     ratio: Option<f64>,
     len: SimLength,
+    mech: Mechanisms,
 ) -> Result<(ValidationRow, Vec<f64>), String> {
     let published =
         FUTEX_NUMA_SEPARATED.iter().sum::<f64>() / FUTEX_NUMA_FORCED.iter().sum::<f64>();
@@ -1013,8 +1045,8 @@ fn futex_numa_reps(
         if ratio.is_none() {
             m.handoff_remote_ns = m.handoff_local_ns * p.remote_ratio();
         }
-        let forced = super::sweep::run_lock_test(&m, 10, true, len)?;
-        let split = super::sweep::run_lock_test(&m, 10, false, len)?;
+        let forced = super::sweep::run_lock_test_with(&m, 10, true, len, mech)?;
+        let split = super::sweep::run_lock_test_with(&m, 10, false, len, mech)?;
         v.push(split.ops_per_sec / forced.ops_per_sec);
     }
     Ok((
@@ -1028,12 +1060,15 @@ pub fn validate_pinning(
     profile: &MachineProfile,
     len: SimLength,
 ) -> Result<Vec<ValidationRow>, String> {
-    Ok(
-        predict_pinning_reps(std::slice::from_ref(profile), len, true)?
-            .into_iter()
-            .map(|(r, _)| r)
-            .collect(),
-    )
+    Ok(predict_pinning_reps(
+        std::slice::from_ref(profile),
+        len,
+        true,
+        Mechanisms::default(),
+    )?
+    .into_iter()
+    .map(|(r, _)| r)
+    .collect())
 }
 
 /// [`validate_pinning`] replicated as [`predict_published_reps`] does; `smt_fitted`: the
@@ -1042,6 +1077,7 @@ pub fn predict_pinning_reps(
     profiles: &[MachineProfile],
     len: SimLength,
     smt_fitted: bool,
+    mech: Mechanisms,
 ) -> Result<Vec<(ValidationRow, Vec<f64>)>, String> {
     let profile = &profiles[0];
     let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT)
@@ -1062,7 +1098,7 @@ pub fn predict_pinning_reps(
     }
     let scenarios = PINNING_110
         .iter()
-        .map(|&(mask, _, _)| scenario(110, cpus_of(mask), profile.cpus, Design::default()))
+        .map(|&(mask, _, _)| scenario(110, cpus_of(mask), profile.cpus, Design::default(), mech))
         .collect::<Result<Vec<_>, String>>()?;
     let reps = profiles.len();
     let rates = parallel_map(jobs.len() * reps, |k| {
@@ -1188,6 +1224,7 @@ pub fn validate_cv(
     data_dir: &Path,
     template: &MachineProfile,
     len: SimLength,
+    mech: Mechanisms,
 ) -> Result<CrossValidation, String> {
     let rows = [0usize, 2];
     // Every (SMT source, line option) the folds may need: calibrated as a user would, and
@@ -1197,10 +1234,14 @@ pub fn validate_cv(
         for (li, &choice) in LINE_CHOICES.iter().enumerate() {
             let smt = (!smt_from_pinning).then_some(GENERIC_SMT_SLOWDOWN);
             let t = with_line_choice(template, choice, smt);
-            let p = calibrate_seed_box(data_dir, &t, rows, len)?;
-            let mut cells = predict_published(data_dir, &p, rows, len)?;
+            let p = calibrate_seed_box_mech(data_dir, &t, rows, len, mech)?;
+            let mut cells: Vec<ValidationRow> =
+                predict_published_reps(data_dir, std::slice::from_ref(&p), rows, len, None, mech)?
+                    .into_iter()
+                    .map(|(r, _)| r)
+                    .collect();
             cells.extend(
-                predict_pinning_reps(std::slice::from_ref(&p), len, smt_from_pinning)?
+                predict_pinning_reps(std::slice::from_ref(&p), len, smt_from_pinning, mech)?
                     .into_iter()
                     .map(|(r, _)| r),
             );
@@ -1216,14 +1257,14 @@ pub fn validate_cv(
                 hash_ns: template.hash_ns.clone(),
                 ..seed003_box_template()
             };
-            let (p, _) = validate_seed003_with(data_dir, &old_box, len)?;
+            let (p, _) = seed003_mech(data_dir, &old_box, len, mech)?;
             let table = read_threads_table(&data_dir.join(TABLE_2013))?;
             let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
                 .expect("registry")
                 .shared();
             let ns = hash_cost(&p, &h)?.ns;
             let profiles = replication_profiles(&p, &spread);
-            out.extend(predict_seed003_reps(&table, &profiles, ns, len));
+            out.extend(predict_seed003_reps(&table, &profiles, ns, len, mech));
             continue;
         }
         let smt_from_pinning = held != TABLE_PINNING;
@@ -1240,9 +1281,9 @@ pub fn validate_cv(
         line_choice.push((held, LINE_CHOICES[*li].0));
         let profiles = replication_profiles(p, &spread);
         let cells = match held {
-            TABLE_PINNING => predict_pinning_reps(&profiles, len, false)?,
-            TABLE_NUMA => vec![futex_numa_reps(&profiles, None, len)?],
-            _ => predict_published_reps(data_dir, &profiles, rows, len, Some(held))?,
+            TABLE_PINNING => predict_pinning_reps(&profiles, len, false, mech)?,
+            TABLE_NUMA => vec![futex_numa_reps(&profiles, None, len, mech)?],
+            _ => predict_published_reps(data_dir, &profiles, rows, len, Some(held), mech)?,
         };
         out.extend(cells);
     }
@@ -1351,7 +1392,12 @@ pub fn refit_on_runs(
                 .expect("checked by read_runs");
             (b, run.1[k])
         });
-        fits.push(calibrate_seed_box_on(template, obs, len)?);
+        fits.push(calibrate_seed_box_on(
+            template,
+            obs,
+            len,
+            Mechanisms::default(),
+        )?);
     }
     let n = fits.len() as f64;
     let o: Vec<f64> = fits.iter().map(|p| p.outside_ns).collect();
