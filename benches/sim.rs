@@ -25,6 +25,7 @@ fn bench_sim(c: &mut Criterion) {
         op: SimOp::WaitFail,
         design,
         global_nodes: 1,
+        mechanisms: Default::default(),
     };
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
     let mut group = c.benchmark_group("sim/perf/jhash2");

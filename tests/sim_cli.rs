@@ -70,6 +70,13 @@ fn sim_json_has_the_bench_fields_and_the_contention_curve() {
         }
         assert_eq!(r["backend"], "sim");
         assert!(r["ops_per_sec"].as_f64().unwrap() > 0.0);
+        // Every record carries its 80 % interval, around the rate.
+        let (lo, ops, hi) = (
+            r["ops_per_sec_lo"].as_f64().unwrap(),
+            r["ops_per_sec"].as_f64().unwrap(),
+            r["ops_per_sec_hi"].as_f64().unwrap(),
+        );
+        assert!(lo > 0.0 && lo < ops && ops < hi, "{r}");
     }
     let rate = |b: u64| {
         recs.iter()
@@ -667,4 +674,115 @@ fn a_hand_off_the_rows_do_not_pin_is_not_fitted() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("handoff_local_ns not determined"), "{err}");
     assert!(err.contains("kept the template's 50.0 ns"), "{err}");
+}
+
+#[test]
+fn validate_cv_predicts_every_cell_without_its_table() {
+    // Short runs: the roles, the intervals and the cell counts do not depend on the
+    // length (the figures do; docs/sim.md shows the full-length run, checked below).
+    let recs = json(&[
+        "sim",
+        "validate",
+        "--cv",
+        "--template",
+        "seed-256cpu-template",
+        "--ops",
+        "150",
+        "--warmup",
+        "30",
+        "--format",
+        "json",
+    ]);
+    // 18 + 136 + 16 + 24 + 1 + 6 published cells, each once.
+    assert_eq!(recs.len(), 201);
+    let fit: Vec<(&str, u64)> = recs
+        .iter()
+        .filter(|r| r["role"] == "fit")
+        .map(|r| (r["table"].as_str().unwrap(), r["x"].as_u64().unwrap()))
+        .collect();
+    // Only the held-out table's own calibration cells: rows 0 and 2 of the 240-thread
+    // table (global hash, 4 slots) and seed 003's two; the pinning cells that set the SMT
+    // slowdown are predicted with the generic figure when their table is held out.
+    assert_eq!(
+        fit,
+        [
+            ("buckets-240threads-256cpu.csv", 0),
+            ("buckets-240threads-256cpu.csv", 4),
+            ("seed003-2013-80core-threads.csv", 64),
+            ("seed003-2013-80core-threads.csv", 32),
+        ]
+    );
+    for r in &recs {
+        assert!(r["role"] == "cv" || r["role"] == "fit", "{r}");
+        let (lo, p, hi) = (
+            r["lo"].as_f64().unwrap(),
+            r["predicted"].as_f64().unwrap(),
+            r["hi"].as_f64().unwrap(),
+        );
+        assert!(lo < p && p < hi, "{r}");
+    }
+    // Plain validate: the same cells with roles fit/dev and no interval.
+    let plain = json(&[
+        "sim",
+        "validate",
+        "--template",
+        "seed-256cpu-template",
+        "--ops",
+        "150",
+        "--warmup",
+        "30",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(plain.len(), 201);
+    assert_eq!(plain.iter().filter(|r| r["role"] == "fit").count(), 6);
+    assert!(
+        plain
+            .iter()
+            .all(|r| (r["role"] == "fit") == (r["fitted"] == true))
+    );
+    assert!(plain.iter().all(|r| r.get("lo").is_none()));
+    let o = futexhash(&["sim", "validate", "--cv", "--rows", "0,1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--rows '0,1'"));
+}
+
+#[test]
+fn the_cv_summary_in_the_docs_is_the_template_run_s_output_and_the_quoted_error() {
+    // docs/sim.md shows `sim validate --cv --template seed-256cpu-template --summary`
+    // byte for byte, and sim::uncertainty::QUOTED (the error the report and every
+    // interval use) is its "all tables" row: a model change fails here until both are
+    // regenerated from a run.
+    let o = futexhash(&[
+        "sim",
+        "validate",
+        "--cv",
+        "--template",
+        "data/machines/seed-256cpu-template.toml",
+        "--summary",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sim.md")).unwrap();
+    assert!(
+        docs.contains(out.trim()),
+        "docs/sim.md does not hold this output:\n{out}"
+    );
+    let all: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("| all tables |"))
+        .expect("an all-tables row")
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let q = futexhash::sim::uncertainty::quoted_error();
+    let num = |i: usize| all[i].trim_end_matches(" %").parse::<f64>().unwrap();
+    assert_eq!(all[2], format!("{} (4)", q.n_cells));
+    assert_eq!(num(3), (q.median * 1000.0).round() / 1000.0);
+    assert_eq!(num(4), (q.p90 * 1000.0).round() / 1000.0);
+    assert_eq!(num(5), (q.mean_signed * 1000.0).round() / 1000.0);
+    assert_eq!(num(6), (q.rms * 1000.0).round() / 1000.0);
+    assert_eq!(num(7), (q.coverage * 100.0).round());
+    assert_eq!(num(8), (q.median_width * 1000.0).round() / 1000.0);
 }

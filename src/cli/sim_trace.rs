@@ -7,7 +7,7 @@ use crate::hashers::HashKey;
 use crate::render::output::wrap_comment;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
-use crate::sim::trace_replay::replay;
+use crate::sim::uncertainty::replay_with_interval;
 use std::path::Path;
 
 /// The `sim` flags the replay uses.
@@ -56,8 +56,8 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     let mut records = Vec::new();
     for &b in &buckets {
         for h in &hashers {
-            let mut r =
-                replay(profile, &rec, &name, h, b, a.think_scale).map_err(CliError::Usage)?;
+            let mut r = replay_with_interval(profile, &rec, &name, h, b, a.think_scale)
+                .map_err(CliError::Usage)?;
             r.warning = crate::stats::warning::tables_warning(
                 &**h,
                 &rec.keys,

@@ -57,6 +57,9 @@ pub struct Scenario {
     pub design: Design,
     /// Node tables of the global hash (1 = one table; see [`GlobalHash`]).
     pub global_nodes: u32,
+    /// The model's refinements (all on by default; the validation switches one off to
+    /// measure it).
+    pub mechanisms: super::Mechanisms,
 }
 
 impl Scenario {
@@ -143,6 +146,7 @@ impl Scenario {
             design,
             start_order: 0,
             homes,
+            mechanisms: self.mechanisms,
         }
     }
 }
@@ -532,6 +536,7 @@ mod tests {
             op: SimOp::WaitFail,
             design: Design::default(),
             global_nodes: 1,
+            mechanisms: Default::default(),
         }
     }
 

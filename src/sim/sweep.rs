@@ -7,6 +7,10 @@ use super::calibrate::{Scenario, global_hash_size};
 use super::hashcost::{HashCost, hash_cost};
 use super::kernel::{AUTO_RFC_SLOTS, auto_slots};
 use super::profile::MachineProfile;
+use super::uncertainty::{
+    REPLICATIONS, interval, log_sd, profile_uncertainty, replication_profiles,
+};
+use super::validate::perf_keys_per_thread;
 use super::{
     CACHE_LINE, Design, LineHomes, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload,
 };
@@ -123,6 +127,16 @@ pub struct SimRecord {
     pub slots: String,
     /// Threads per CPU used (above 1: the run is time-sliced).
     pub threads_per_cpu: f64,
+    /// Lower end of the 80 % prediction interval of `ops_per_sec`
+    /// ([`super::uncertainty`]).
+    pub ops_per_sec_lo: f64,
+    /// Upper end of the 80 % prediction interval of `ops_per_sec`.
+    pub ops_per_sec_hi: f64,
+    /// The replications' rates (start orders 0, 1, 2 with the calibration's spread; the
+    /// first is `ops_per_sec`): what a comparison of two records of one run uses
+    /// ([`super::uncertainty::ratio`]).
+    #[serde(skip)]
+    pub replications: Vec<f64>,
 }
 
 /// The lock kind as records print it.
@@ -286,6 +300,7 @@ pub fn run_sweep_until(
                 op: sweep.op,
                 design: opts.design,
                 global_nodes: opts.global_nodes,
+                mechanisms: Default::default(),
             })
         })
         .collect::<Result<_, String>>()?;
@@ -295,17 +310,42 @@ pub fn run_sweep_until(
         scenarios[i / nh].hashes(&sweep.hashers[i % nh])
     });
     let jobs = sweep.threads.len() * nb * nh;
-    let recs = parallel_map(jobs, |i| {
+    // Every replication of every configuration is one job (common random numbers: the
+    // same start orders and profiles for every configuration). A stop request skips the
+    // jobs not yet started; a configuration missing any replication is left out whole.
+    let unc = profile_uncertainty(profile);
+    let profiles = replication_profiles(profile, &unc.calibration);
+    let reps = REPLICATIONS;
+    let mut runs = parallel_map(jobs * reps, |k| {
         if stop() {
+            return None;
+        }
+        let (i, rep) = (k / reps, k % reps);
+        let (ti, bi, hi) = (i / (nb * nh), (i / nh) % nb, i % nh);
+        let threads = sweep.threads[ti];
+        let buckets = slots[bi].resolve(threads, profile.cpus, global);
+        let mut w = scenarios[ti].workload_from(&hashes[ti * nh + hi], buckets);
+        w.start_order = rep as u64;
+        let r = simulate(&profiles[rep], &w, costs[hi].ns, sweep.len);
+        if rep == reps - 1 {
+            tick();
+        }
+        Some(r)
+    });
+    let recs = (0..jobs).filter_map(|i| {
+        if runs[i * reps..(i + 1) * reps].iter().any(Option::is_none) {
             return None;
         }
         let (ti, bi, hi) = (i / (nb * nh), (i / nh) % nb, i % nh);
         let threads = sweep.threads[ti];
         let h = &sweep.hashers[hi];
         let buckets = slots[bi].resolve(threads, profile.cpus, global);
-        let w = scenarios[ti].workload_from(&hashes[ti * nh + hi], buckets);
-        let r = simulate(profile, &w, costs[hi].ns, sweep.len);
-        tick();
+        let rates: Vec<f64> = runs[i * reps..(i + 1) * reps]
+            .iter()
+            .map(|r| r.as_ref().expect("each run taken once").ops_per_sec)
+            .collect();
+        let r = runs[i * reps].take().expect("each run taken once");
+        let (lo, hi_rate) = interval(r.ops_per_sec, log_sd(&rates), unc.model_sd);
         Some(SimRecord {
             bench: BenchRecord {
                 machine: simulated_machine(profile),
@@ -338,9 +378,12 @@ pub fn run_sweep_until(
             bucket_bytes: opts.design.bucket_bytes,
             slots: slots[bi].label(),
             threads_per_cpu: threads as f64 / cpus.len() as f64,
+            ops_per_sec_lo: lo,
+            ops_per_sec_hi: hi_rate,
+            replications: rates,
         })
     });
-    Ok(recs.into_iter().flatten().collect())
+    Ok(recs.collect())
 }
 
 /// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas,
@@ -416,6 +459,23 @@ pub fn run_lock_test(
     same_node: bool,
     len: SimLength,
 ) -> Result<BenchRecord, String> {
+    run_lock_test_with(
+        profile,
+        contenders_per_node,
+        same_node,
+        len,
+        super::Mechanisms::default(),
+    )
+}
+
+/// [`run_lock_test`] with some of the model's refinements switched off.
+pub fn run_lock_test_with(
+    profile: &MachineProfile,
+    contenders_per_node: usize,
+    same_node: bool,
+    len: SimLength,
+    mechanisms: super::Mechanisms,
+) -> Result<BenchRecord, String> {
     profile.validate()?;
     if contenders_per_node == 0 {
         return Err("contenders per node must be at least 1".into());
@@ -440,6 +500,7 @@ pub fn run_lock_test(
         // FUTEX2_NUMA: node n's bucket (lock n, one cache line) is in node n's table, on
         // node n.
         homes: LineHomes::Blocks(u64::from(CACHE_LINE)),
+        mechanisms,
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.
@@ -502,6 +563,75 @@ mod tests {
         let split = run_lock_test(&p, 10, false, len).unwrap();
         let expect = 1e9 / 300.0 / 10.0;
         assert!((split.ops_per_sec / expect - 1.0).abs() < 0.02, "{split:?}");
+    }
+
+    #[test]
+    fn replications_use_common_random_numbers_and_bracket_the_rate() {
+        // One hasher listed twice: identical configurations, so with the same start
+        // orders and profiles every replication must agree exactly, their ratio is 1
+        // with a zero-width interval, and they are not told apart.
+        let mut p = super::super::validate::seed_box_template();
+        p.hash_ns.insert("jhash2".into(), 6.0);
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
+            .unwrap()
+            .shared();
+        let s = SimSweep {
+            threads: vec![32],
+            futexes: 64,
+            buckets: vec![2, 64],
+            hashers: vec![h.clone(), h],
+            op: SimOp::WaitFail,
+            node: None,
+            len: SimLength {
+                warmup_ops: 20,
+                measured_ops: 200,
+            },
+            seed: 1,
+        };
+        let recs = run_sweep_with(&p, &s, &SimOptions::default(), || {}).unwrap();
+        assert_eq!(recs.len(), 4);
+        for pair in recs.chunks(2) {
+            assert_eq!(pair[0].replications, pair[1].replications);
+            assert_eq!(
+                pair[0].replications.len(),
+                super::super::uncertainty::REPLICATIONS
+            );
+            let q = super::super::uncertainty::ratio(&pair[0].replications, &pair[1].replications);
+            assert_eq!((q.ratio, q.lo, q.hi, q.told_apart), (1.0, 1.0, 1.0, false));
+        }
+        for r in &recs {
+            assert_eq!(r.replications[0], r.bench.ops_per_sec);
+            assert!(
+                r.ops_per_sec_lo <= r.bench.ops_per_sec && r.bench.ops_per_sec <= r.ops_per_sec_hi,
+                "{r:?}"
+            );
+            // The interval is at least as wide as the replications themselves.
+            let (mn, mx) = r
+                .replications
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+            assert!(r.ops_per_sec_hi / r.ops_per_sec_lo >= mx / mn, "{r:?}");
+        }
+        // Replication 0 is the run of start order 0 with the profile itself.
+        let w = Scenario {
+            keys_per_thread: perf_keys_per_thread(32, 64, 1).unwrap(),
+            cpus: (0..p.cpus).collect(),
+            global_buckets: global_hash_size(p.cpus),
+            op: SimOp::WaitFail,
+            design: Design::default(),
+            global_nodes: 1,
+            mechanisms: Default::default(),
+        }
+        .workload(
+            &*Builtin::by_name("jhash2", HashKey::DEFAULT)
+                .unwrap()
+                .shared(),
+            2,
+        );
+        assert_eq!(
+            simulate(&p, &w, 6.0, s.len).ops_per_sec,
+            recs[0].bench.ops_per_sec
+        );
     }
 
     #[test]

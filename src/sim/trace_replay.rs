@@ -94,6 +94,11 @@ pub struct ReplayRecord {
     /// tables they use ([`crate::stats::warning::tables_warning`]); left `""` by [`replay`],
     /// filled by its caller.
     pub warning: String,
+    /// Lower end of the 80 % interval of `ops_per_sec`; [`replay`] leaves it at the rate
+    /// itself, [`super::uncertainty::replay_with_interval`] sets it.
+    pub ops_per_sec_lo: f64,
+    /// Upper end of the 80 % interval of `ops_per_sec` (see `ops_per_sec_lo`).
+    pub ops_per_sec_hi: f64,
 }
 
 /// The locks each key of `rec` uses with `hasher` and `buckets` (see the module docs), and
@@ -309,6 +314,8 @@ pub fn replay<H: KeyHasher + ?Sized>(
         latency_ns_p99: pct(0.99),
         hash_ns,
         warning: String::new(),
+        ops_per_sec_lo: rates.iter().sum::<f64>() / rates.len() as f64,
+        ops_per_sec_hi: rates.iter().sum::<f64>() / rates.len() as f64,
     })
 }
 
