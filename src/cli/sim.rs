@@ -413,18 +413,10 @@ fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
     Ok(out)
 }
 
-/// The design axes from the preset and the explicit flags.
-fn design_of(
-    a: &SimRunArgs,
-    profile: &MachineProfile,
-) -> Result<(SimOptions, Option<Kernel>), CliError> {
-    let kernel = a
-        .kernel
-        .as_deref()
-        .map(Kernel::parse)
-        .transpose()
-        .map_err(CliError::Usage)?;
-    let mut design = kernel.map_or_else(Design::default, Kernel::design);
+/// `base` with the explicit layout, bucket-size, lock and refcount flags applied, checked
+/// against the profile.
+fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result<Design, CliError> {
+    let mut design = base;
     if let Some(l) = a.layout {
         design.bucket_bytes = match l {
             LayoutArg::Aligned => CACHE_LINE,
@@ -453,6 +445,25 @@ fn design_of(
         };
     }
     crate::sim::check_design(profile, &design).map_err(CliError::Usage)?;
+    Ok(design)
+}
+
+/// The design axes from the preset and the explicit flags.
+fn design_of(
+    a: &SimRunArgs,
+    profile: &MachineProfile,
+) -> Result<(SimOptions, Option<Kernel>), CliError> {
+    let kernel = a
+        .kernel
+        .as_deref()
+        .map(Kernel::parse)
+        .transpose()
+        .map_err(CliError::Usage)?;
+    let design = design_axes(
+        a,
+        profile,
+        kernel.map_or_else(Design::default, Kernel::design),
+    )?;
     let (mut global, mut global_nodes) = kernel.map_or((global_hash_size(profile.cpus), 1), |k| {
         k.global_hash(profile.cpus, profile.nodes)
     });
@@ -508,6 +519,10 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
                 algo: &a.algo,
                 think_scale: a.think_scale,
                 out: &a.out,
+                kernel_given: a.kernel.is_some(),
+                node_given: a.node.is_some(),
+                design: design_axes(&a, &profile, Design::default())?,
+                global_buckets: a.global_buckets,
             },
         );
     }

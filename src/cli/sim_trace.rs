@@ -6,7 +6,9 @@ use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
 use crate::render::output::wrap_comment;
 use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::sim::Design;
 use crate::sim::profile::MachineProfile;
+use crate::sim::trace_replay::{ReplayDesign, ReplayRecord};
 use crate::sim::uncertainty::replay_with_interval;
 use std::path::Path;
 
@@ -17,7 +19,20 @@ pub(super) struct TraceSimArgs<'a> {
     pub algo: &'a str,
     pub think_scale: f64,
     pub out: &'a OutputArgs,
+    /// `--kernel` was given (refused: a preset also sets per-node global tables).
+    pub kernel_given: bool,
+    /// `--node` was given (refused: the trace's threads are pinned round-robin).
+    pub node_given: bool,
+    /// Layout, lock and refcount from the flags.
+    pub design: Design,
+    /// `--global-buckets`.
+    pub global_buckets: Option<u64>,
 }
+
+/// A contended share this close to all same-futex says that no hash or table size helps.
+const SAME_KEY_VERDICT_SHARE: f64 = 0.95;
+/// Waits needed before the replay says anything about their cause.
+const SAME_KEY_VERDICT_MIN_WAITS: u64 = 20;
 
 /// clap value parser of `sim --workload`: `hash`, `wake`, `lock` or `trace:FILE`.
 pub(super) fn workload_arg(s: &str) -> Result<String, String> {
@@ -36,6 +51,25 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             "-t does not apply to --workload trace:FILE: the trace's own threads are replayed"
                 .into(),
         ));
+    }
+    for (flag, given, why) in [
+        (
+            "--kernel",
+            a.kernel_given,
+            "a preset's per-node global tables are not replayed; give --layout, --lock, \
+             --refcount, --global-buckets instead",
+        ),
+        (
+            "--node",
+            a.node_given,
+            "the trace's threads are pinned round-robin over all CPUs",
+        ),
+    ] {
+        if given {
+            return Err(CliError::Usage(format!(
+                "{flag} does not apply to --workload trace:FILE: {why}"
+            )));
+        }
     }
     if !(a.think_scale >= 0.0 && a.think_scale.is_finite() && a.think_scale <= 1e6) {
         return Err(CliError::Usage(format!(
@@ -56,7 +90,12 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     let mut records = Vec::new();
     for &b in &buckets {
         for h in &hashers {
-            let mut r = replay_with_interval(profile, &rec, &name, h, b, a.think_scale)
+            let rd = ReplayDesign {
+                design: a.design,
+                global_buckets: a.global_buckets,
+                ..ReplayDesign::default()
+            };
+            let mut r = replay_with_interval(profile, &rec, &name, h, b, a.think_scale, &rd)
                 .map_err(CliError::Usage)?;
             r.warning = crate::stats::warning::tables_warning(
                 &**h,
@@ -80,44 +119,12 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             } else {
                 format!("captured gaps x {}", a.think_scale)
             };
-            let mut t = TextTable::new([
-                "table",
-                "buckets",
-                "algo",
-                "ops/s per thread",
-                "ops/s total",
-                "contended %",
-                "lock wait ns",
-                "p50 ns",
-                "p99 ns",
-                "simulated s",
-            ]);
-            for r in &records {
-                t.push(vec![
-                    r.table.to_string(),
-                    if r.buckets == 0 {
-                        format!("{} (global)", r.global_buckets)
-                    } else {
-                        format!("{} per process", r.buckets)
-                    },
-                    r.algo.clone(),
-                    fmt_grouped(r.ops_per_sec, 0),
-                    fmt_grouped(r.ops_per_sec_total, 0),
-                    format!(
-                        "{:.2}{}",
-                        r.contended_pct,
-                        if r.warning.is_empty() { "" } else { " !" }
-                    ),
-                    format!("{:.1}", r.lock_wait_ns_mean),
-                    r.latency_ns_p50.to_string(),
-                    r.latency_ns_p99.to_string(),
-                    format!("{:.6}", r.simulated_secs),
-                ]);
-            }
             // Within 100 columns: the comments wrap, the table's columns split into
-            // tables that repeat the row labels (table, buckets, algo).
-            let mut head = wrap_comment(&format!("# replay of {name}"), 100);
-            head.push_str(&wrap_comment(&format!("# profile: {}", profile.name), 100));
+            // tables that repeat the row labels (buckets, algo).
+            let mut head = wrap_comment(
+                &format!("# replay of {name} on profile: {}", profile.name),
+                100,
+            );
             head.push_str(&wrap_comment(
                 &format!(
                     "# {} threads, {} operations, captured over {:.6} s; think time: {think}",
@@ -125,20 +132,108 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                 ),
                 100,
             ));
-            let mut notes = String::new();
-            for r in records.iter().filter(|r| !r.warning.is_empty()) {
-                if notes.is_empty() {
-                    notes.push_str(
-                        "! = the hasher fails a distribution test on the trace's keys there:\n",
-                    );
-                }
-                notes.push_str(&wrap_comment(
-                    &format!("# ! {} at -b {}: {}", r.algo, r.buckets, r.warning),
-                    100,
-                ));
-            }
-            format!("{head}{}{notes}", t.render_within(100, 3))
+            head.push_str(&wrap_comment(
+                &format!(
+                    "# design: {} buckets, {} lock, refcount {}",
+                    first.layout, first.lock, first.refcount
+                ),
+                100,
+            ));
+            format!("{head}{}", table_text(&records))
         }
     };
     a.out.emit(&text)
+}
+
+/// The table of `records`, the legend of its contention columns and, per record, the
+/// buckets with the most waits and, when the data shows it, that no hash can help.
+fn table_text(records: &[ReplayRecord]) -> String {
+    let mut t = TextTable::new([
+        "buckets",
+        "algo",
+        "ops/s/thread",
+        "80 % interval",
+        "cont %",
+        "same %",
+        "bucket %",
+        "wait ns",
+        "p99 ns",
+    ]);
+    for r in records {
+        t.push(vec![
+            bucket_label(r),
+            r.algo.clone(),
+            fmt_grouped(r.ops_per_sec, 0),
+            format!(
+                "{} … {}",
+                fmt_grouped(r.ops_per_sec_lo, 0),
+                fmt_grouped(r.ops_per_sec_hi, 0)
+            ),
+            format!(
+                "{:.2}{}",
+                r.contended_pct,
+                if r.warning.is_empty() { "" } else { " !" }
+            ),
+            format!("{:.2}", r.contended_same_key_pct),
+            format!("{:.2}", r.contended_shared_bucket_pct),
+            format!("{:.1}", r.lock_wait_ns_mean),
+            r.latency_ns_p99.to_string(),
+        ]);
+    }
+    let mut out = t.render_within(100, 2);
+    for r in records.iter().filter(|r| !r.warning.is_empty()) {
+        if !out.contains("# ! =") {
+            out.push_str("# ! = the hasher fails a distribution test on the trace's keys there:\n");
+        }
+        out.push_str(&wrap_comment(
+            &format!("# ! {} at {}: {}", r.algo, bucket_label(r), r.warning),
+            100,
+        ));
+    }
+    out.push_str(
+        "# cont % = acquisitions that found the bucket lock held = same % (held for the same\n\
+         #   futex: no hash or table size can help) + bucket % (held for another futex of the\n\
+         #   bucket: the hash and the table size can help). JSON/CSV have every field.\n",
+    );
+    for r in records.iter().filter(|r| r.contended > 0) {
+        out.push_str(&format!(
+            "# {} {}: {} of {} acquisitions waited; hottest buckets:\n",
+            bucket_label(r),
+            r.algo,
+            r.contended,
+            r.acquisitions
+        ));
+        for h in &r.hot_buckets {
+            out.push_str(&format!(
+                "#   {}: {} waits ({} same futex), {} key(s):\n",
+                h.bucket,
+                h.waits,
+                h.same_key_waits,
+                h.keys.len(),
+            ));
+            for k in h.keys.iter().take(3) {
+                out.push_str(&format!("#     {k}\n"));
+            }
+            if h.keys.len() > 3 {
+                out.push_str(&format!("#     (+{} more)\n", h.keys.len() - 3));
+            }
+        }
+        let same_share = r.contended_same_key_pct / r.contended_pct;
+        if r.contended >= SAME_KEY_VERDICT_MIN_WAITS && same_share >= SAME_KEY_VERDICT_SHARE {
+            out.push_str(&format!(
+                "#   {:.1} % of these waits were for the same futex: no hash or table size can help\n",
+                100.0 * same_share
+            ));
+        }
+    }
+    out
+}
+
+/// `65536 global` or `N/process`.
+fn bucket_label(r: &ReplayRecord) -> String {
+    if r.buckets == 0 {
+        format!("{} global", r.global_buckets)
+    } else {
+        format!("{}/process", r.buckets)
+    }
 }

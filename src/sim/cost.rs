@@ -53,7 +53,8 @@
 //! the model as shipped).
 
 use super::profile::MachineProfile;
-use super::{CACHE_LINE, LineHomes, LockKind, Refcount};
+use super::{CACHE_LINE, GLOBAL_INTERLEAVE_BYTES, LineHomes, LockKind, Refcount};
+use crate::key::PAGE_SIZE;
 use crate::rng::{GOLDEN_GAMMA, mix64};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -326,6 +327,18 @@ pub fn home_of_line(
             (line as u64 * u64::from(CACHE_LINE) / bytes.max(1) % nodes) as u32
         }
         _ => table_node,
+    }
+}
+
+/// The line homes of one global hash table of `buckets` buckets of `bucket_bytes` bytes,
+/// interleaved over the nodes at boot (`alloc_large_system_hash()` with `hashdist`): in
+/// 2 MiB huge pages when the table is that large (5.13+ huge-page vmalloc), else in base
+/// pages.
+pub fn global_table_homes(buckets: u64, bucket_bytes: u32) -> LineHomes {
+    if buckets * u64::from(bucket_bytes.max(1)) >= GLOBAL_INTERLEAVE_BYTES {
+        LineHomes::Blocks(GLOBAL_INTERLEAVE_BYTES)
+    } else {
+        LineHomes::Blocks(PAGE_SIZE)
     }
 }
 
@@ -637,6 +650,9 @@ mod tests {
         assert_eq!(home_of_line(homes, false, 32768, 2, 0), 0);
         let x = transfers(&machine());
         assert_eq!(table_node(LineHomes::NodeOfCpu(3), &x), 1);
+        // 65536 aligned buckets = 4 MiB: huge pages; 256 = 16 KiB: base pages.
+        assert_eq!(global_table_homes(65536, 64), LineHomes::Blocks(2 << 20));
+        assert_eq!(global_table_homes(256, 64), LineHomes::Blocks(4096));
     }
 
     #[test]

@@ -10,7 +10,6 @@ use super::profile::MachineProfile;
 use super::uncertainty::{
     REPLICATIONS, interval, log_sd, profile_uncertainty, replication_profiles,
 };
-use super::validate::perf_keys_per_thread;
 use super::{
     CACHE_LINE, Design, LineHomes, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload,
 };

@@ -3,30 +3,57 @@
 //! on a machine profile, to answer "what would my program's buckets do on 256 CPUs with N
 //! slots, or on the global table".
 //!
-//! Model, on top of the cost model of [`super::simulate`] (same profile parameters):
+//! Every cost is a function of [`super::cost`], the one cost model [`super::simulate`]
+//! charges too, on the design axes `sim` has ([`ReplayDesign`]): hand-off, line migration
+//! (`line_miss_remote_ns`), qspinlock's pending bit and the lone waiter during a
+//! migration, ticket locks' per-spinner term, packed buckets sharing lines, line homes
+//! with home snooping, SMT slowdown, the private hash's reference (6.16 shared, 6.17
+//! per-CPU) and time slices. What the replay itself adds:
 //!
 //! - every captured thread is one simulated thread, pinned round-robin to the profile's
-//!   CPUs in order of first appearance (threads sharing a CPU are serialised on it);
+//!   CPUs in order of first appearance;
 //! - one operation = the outside work (`outside_ns + hash_ns`, once per call) and then, for
 //!   each key the call names in argument order (`uaddr`, `uaddr2`, each `futex_waitv`
-//!   entry), the FIFO bucket lock of that key's bucket for `hold_ns`, with the hand-off or
-//!   line-migration cost when another CPU held it last. Wakes lock too: a real program
+//!   entry), the FIFO bucket lock of that key's bucket for `hold_ns`. A call's locks are
+//!   taken one after the other when the call is processed, in order of the calls' start
+//!   times (the engine's order for single-lock calls). Wakes lock too: a real program
 //!   calls `FUTEX_WAKE` when its lock word says there is a waiter (glibc), so the kernel's
 //!   lockless "no waiters" shortcut is the exception. Waits are not blocked (nobody is
 //!   woken in the model): the time a thread really slept is part of its think time;
 //! - think time: the next call of a thread starts no earlier than `think_scale ×` the gap
 //!   between the two calls' captured entry times after the previous call's start (and
 //!   never before the previous call ends). `think_scale = 1` replays the program's own
-//!   timeline (the table only adds delay when it is slower than where it was captured),
-//!   `0` replays the calls back to back (a stress test of the key sequence). Traces
-//!   without times (strace without `-ttt`) are replayed back to back whatever the scale;
-//! - tables: `buckets = 0` is the global hash of `roundup_pow_of_two(256 × CPUs)` buckets
-//!   for every key; `buckets = N > 0` gives every process (every `mm` of a private key) its
-//!   own private table of N buckets (v6.16+ `futex_private_hash`), while shared keys still
-//!   use the global hash, as in `kernel/futex/core.c` `futex_hash()`.
+//!   timeline, `0` replays the calls back to back (a stress test of the key sequence).
+//!   Traces without times (strace without `-ttt`) are replayed back to back;
+//! - threads sharing a CPU: replayed back to back they never sleep, as perf's threads, and
+//!   share it in round-robin time slices as in `simulate` (locked sections unpreempted);
+//!   with think time a thread that thinks gives the CPU away, so the CPU runs its threads'
+//!   calls one after another (work-conserving, each call whole);
+//! - tables: `buckets = 0` is the global hash (`roundup_pow_of_two(256 × CPUs)` buckets
+//!   unless [`ReplayDesign::global_buckets`] says otherwise) for every key; `buckets = N >
+//!   0` gives every process (every `mm` of a private key) its own private table of N
+//!   buckets (v6.16+ `futex_private_hash`), while shared keys still use the global hash,
+//!   as in `kernel/futex/core.c` `futex_hash()`. Only a call on a private table takes the
+//!   reference (`futex_private_hash_get()`), before its first lock and dropped after its
+//!   last;
+//! - line homes: the global table is interleaved over the nodes (2 MiB pages when it is
+//!   that large, else 4 KiB, [`cost::global_table_homes`]); a process's private table is
+//!   on the node of the first of its threads that uses it (the capture does not say which
+//!   thread sized it), and so is its reference;
+//! - the start: lines begin unowned (a program's start, not perf's steady state) and the
+//!   threads begin 1 ps apart in order of first appearance, so
+//!   [`Mechanisms::steady_state_lines`] and [`Mechanisms::seeded_start_order`] do not
+//!   apply.
+//!
+//! Contention is split by cause: an acquisition that found its lock held waited for the
+//! same futex (the holder locked the same key: no hash or table size can help) or for
+//! another futex sharing the bucket (the hash and the table size can help), and the
+//! buckets with the most waits are kept with their keys.
 
 use super::calibrate::global_hash_size;
+use super::cost::{self, LineSpinners, Mechanisms, NO_CPU, Slices, Transfers, ps};
 use super::profile::MachineProfile;
+use super::{CACHE_LINE, Design, LineHomes, Refcount};
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, KeyKind};
 use crate::workload::Recording;
@@ -34,17 +61,38 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-/// Picoseconds from nanoseconds (the simulator's time unit).
-fn ps(ns: f64) -> u64 {
-    (ns * 1000.0).round().max(0.0) as u64
+/// The design a trace is replayed on (`Default`: aligned buckets, queued lock, no
+/// reference, the profile's global hash size, every mechanism on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayDesign {
+    /// Lock kind, reference and bucket size, as `sim`'s flags set them.
+    pub design: Design,
+    /// Buckets of the global hash; `None`: `roundup_pow_of_two(256 × CPUs)`.
+    pub global_buckets: Option<u64>,
+    /// Which refinements of the cost model are on.
+    pub mechanisms: Mechanisms,
 }
 
-/// One replayed operation: the locks it takes, and the captured gap to the thread's next
-/// operation.
+/// One replayed operation: the locks it takes with the key of each, the private table
+/// whose reference it takes (if any), and the captured gap to the thread's next operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Op {
-    locks: Vec<u32>,
+    locks: Vec<(u32, u32)>,
+    process: Option<u32>,
     think_ps: u64,
+}
+
+/// A bucket with waits, for the list of the hottest.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HotBucket {
+    /// `global N`, or `process P slot N` for a private table.
+    pub bucket: String,
+    /// Acquisitions of it that found it held.
+    pub waits: u64,
+    /// Of those, the ones whose holder had locked the same futex.
+    pub same_key_waits: u64,
+    /// Every key of the trace in it, in order of first appearance.
+    pub keys: Vec<String>,
 }
 
 /// The result of replaying one trace on one table.
@@ -64,6 +112,12 @@ pub struct ReplayRecord {
     pub buckets: u64,
     /// Buckets of the global hash on this profile.
     pub global_buckets: u64,
+    /// `aligned`, `packed` or `N B`.
+    pub layout: String,
+    /// `queued` or `ticket`.
+    pub lock: &'static str,
+    /// `none`, `shared` or `percpu`.
+    pub refcount: &'static str,
     /// Simulated threads (captured threads with at least one keyed call).
     pub threads: usize,
     /// Operations replayed.
@@ -80,8 +134,18 @@ pub struct ReplayRecord {
     pub ops_per_sec: f64,
     /// All operations over the simulated span.
     pub ops_per_sec_total: f64,
+    /// Bucket-lock acquisitions.
+    pub acquisitions: u64,
+    /// Of those, the ones that found the lock held.
+    pub contended: u64,
     /// Share of bucket-lock acquisitions that found the lock held, percent.
     pub contended_pct: f64,
+    /// Share that found it held by a thread that had locked the same futex: no hash can
+    /// help, percent.
+    pub contended_same_key_pct: f64,
+    /// Share that found it held for a different futex sharing the bucket: the hash and
+    /// the table size can help, percent (`contended_pct` minus the same-key share).
+    pub contended_shared_bucket_pct: f64,
     /// Mean wait for a held bucket lock per acquisition, ns.
     pub lock_wait_ns_mean: f64,
     /// Median latency of one operation (outside work to last unlock), ns.
@@ -99,41 +163,99 @@ pub struct ReplayRecord {
     pub ops_per_sec_lo: f64,
     /// Upper end of the 80 % interval of `ops_per_sec` (see `ops_per_sec_lo`).
     pub ops_per_sec_hi: f64,
+    /// The five buckets with the most waits, most first (table output; not in CSV/JSON).
+    #[serde(skip)]
+    pub hot_buckets: Vec<HotBucket>,
 }
 
-/// The locks each key of `rec` uses with `hasher` and `buckets` (see the module docs), and
-/// the total number of locks.
+/// The locks each key of `rec` uses with `hasher` and `buckets` (see the module docs), the
+/// process (private table) of each key that has one, and the number of processes.
 fn lock_of_keys<H: KeyHasher + ?Sized>(
     keys: &[FutexKey],
     hasher: &H,
     buckets: u64,
     global: u64,
-) -> (Vec<u32>, usize) {
+) -> (Vec<u32>, Vec<Option<u32>>, u64) {
     let mut process: HashMap<u64, u64> = HashMap::new();
     let gmask = global - 1;
-    let locks: Vec<u64> = keys
+    let mut proc_of = Vec::with_capacity(keys.len());
+    // Locks are dense indices below 2^28 (checked by the caller from the total).
+    let locks: Vec<u32> = keys
         .iter()
         .map(|k| {
             let h = u64::from(hasher.hash(k));
             if buckets == 0 || k.kind() != KeyKind::Private {
-                h & gmask
+                proc_of.push(None);
+                (h & gmask) as u32
             } else {
                 let n = process.len() as u64;
                 let p = *process.entry(k.w0()).or_insert(n);
-                global + p * buckets + (h & (buckets - 1))
+                proc_of.push(Some(p as u32));
+                (global + p * buckets + (h & (buckets - 1))) as u32
             }
         })
         .collect();
-    let total = global + process.len() as u64 * buckets;
-    // Locks are dense indices; the tables above are at most 2^24 buckets each.
-    (
-        locks.into_iter().map(|l| l as u32).collect(),
-        total as usize,
-    )
+    (locks, proc_of, process.len() as u64)
+}
+
+/// Where the bucket locks of the replayed tables are: the global hash's `global` buckets,
+/// then each process's `buckets` private ones, each table starting on its own line.
+struct Tables {
+    global: u64,
+    buckets: u64,
+    bytes: u32,
+    global_lines: u64,
+    private_lines: u64,
+    global_homes: LineHomes,
+}
+
+impl Tables {
+    fn new(global: u64, buckets: u64, bytes: u32) -> Tables {
+        let lines = |n: u64| (n * u64::from(bytes)).div_ceil(u64::from(CACHE_LINE));
+        Tables {
+            global,
+            buckets,
+            bytes,
+            global_lines: lines(global),
+            private_lines: lines(buckets),
+            global_homes: cost::global_table_homes(global, bytes),
+        }
+    }
+
+    /// The cache line of lock `l`, and its table's process (`None`: the global hash).
+    fn line(&self, l: u32) -> (u64, Option<u64>) {
+        let l = u64::from(l);
+        if l < self.global {
+            (cost::line_of(l as usize, self.bytes) as u64, None)
+        } else {
+            let (p, slot) = (
+                (l - self.global) / self.buckets,
+                (l - self.global) % self.buckets,
+            );
+            let line = cost::line_of(slot as usize, self.bytes) as u64;
+            (self.global_lines + p * self.private_lines + line, Some(p))
+        }
+    }
+
+    fn lines(&self, processes: u64) -> u64 {
+        self.global_lines + processes * self.private_lines
+    }
+
+    /// How lock `l` is named in the hottest-bucket list.
+    fn label(&self, l: u32) -> String {
+        let l = u64::from(l);
+        if l < self.global {
+            format!("global {l}")
+        } else {
+            let r = l - self.global;
+            format!("process {} slot {}", r / self.buckets, r % self.buckets)
+        }
+    }
 }
 
 /// Replays `rec` on `m` with `hasher`, `buckets` private slots (0 = global hash) and
-/// think-time factor `think_scale` (≥ 0). `workload` names the trace in the record.
+/// think-time factor `think_scale` (≥ 0), on the default design (aligned buckets, queued
+/// lock, no reference). `workload` names the trace in the record.
 pub fn replay<H: KeyHasher + ?Sized>(
     m: &MachineProfile,
     rec: &Recording,
@@ -142,7 +264,31 @@ pub fn replay<H: KeyHasher + ?Sized>(
     buckets: u64,
     think_scale: f64,
 ) -> Result<ReplayRecord, String> {
+    replay_with(
+        m,
+        rec,
+        workload,
+        hasher,
+        buckets,
+        think_scale,
+        &ReplayDesign::default(),
+    )
+}
+
+/// [`replay`] on design `rd`.
+pub fn replay_with<H: KeyHasher + ?Sized>(
+    m: &MachineProfile,
+    rec: &Recording,
+    workload: &str,
+    hasher: &H,
+    buckets: u64,
+    think_scale: f64,
+    rd: &ReplayDesign,
+) -> Result<ReplayRecord, String> {
     m.validate()?;
+    let d = rd.design;
+    super::check_design(m, &d)?;
+    let mech = rd.mechanisms;
     if !(think_scale >= 0.0 && think_scale.is_finite()) {
         return Err(format!(
             "think scale '{think_scale}' must be a finite number ≥ 0"
@@ -153,25 +299,48 @@ pub fn replay<H: KeyHasher + ?Sized>(
             "bucket count '{buckets}' must be 0 or a power of two"
         ));
     }
-    let global = global_hash_size(m.cpus);
-    let (lock_of, n_locks) = lock_of_keys(&rec.keys, hasher, buckets, global);
-    if u32::try_from(n_locks).is_err() || n_locks > 1 << 28 {
+    let global = rd
+        .global_buckets
+        .unwrap_or_else(|| global_hash_size(m.cpus));
+    if !global.is_power_of_two() || global > 1 << 24 {
+        return Err(format!(
+            "global hash size '{global}' must be a power of two up to 16777216 (2^24)"
+        ));
+    }
+    let (lock_of, proc_of, processes) = lock_of_keys(&rec.keys, hasher, buckets, global);
+    let n_locks = global + processes * buckets;
+    if n_locks > 1 << 28 {
         return Err(format!(
             "{n_locks} buckets in total (processes × slots) is more than the 2^28 the simulator holds"
         ));
     }
-    // Per thread, in order of first appearance.
+    let n_locks = n_locks as usize;
+    let cpus = m.cpus as usize;
+    // Per thread, in order of first appearance; each private table's home is the node of
+    // the first thread that uses it.
     let mut thread_index: HashMap<u32, usize> = HashMap::new();
-    let mut per_thread: Vec<Vec<(Option<u64>, Vec<u32>)>> = Vec::new();
+    let mut per_thread: Vec<Vec<(Option<u64>, Op)>> = Vec::new();
+    let mut table_cpu: Vec<u32> = vec![NO_CPU; processes as usize];
     for op in rec.ops.iter().filter(|o| !o.keys.is_empty()) {
         let n = thread_index.len();
         let t = *thread_index.entry(op.thread).or_insert(n);
         if t == per_thread.len() {
             per_thread.push(Vec::new());
         }
+        let process = op.keys.iter().find_map(|&k| proc_of[k as usize]);
+        if let Some(p) = process
+            && table_cpu[p as usize] == NO_CPU
+        {
+            table_cpu[p as usize] = (t % cpus) as u32;
+        }
+        let locks = op.keys.iter().map(|&k| (lock_of[k as usize], k)).collect();
         per_thread[t].push((
             op.t_ns,
-            op.keys.iter().map(|&k| lock_of[k as usize]).collect(),
+            Op {
+                locks,
+                process,
+                think_ps: 0,
+            },
         ));
     }
     if per_thread.is_empty() {
@@ -184,14 +353,14 @@ pub fn replay<H: KeyHasher + ?Sized>(
             let times: Vec<Option<u64>> = ops.iter().map(|o| o.0).collect();
             ops.into_iter()
                 .enumerate()
-                .map(|(i, (t, locks))| {
+                .map(|(i, (t, op))| {
                     let gap_ns = match (t, times.get(i + 1).copied().flatten()) {
                         (Some(a), Some(b)) if timed => b.saturating_sub(a) as f64,
                         _ => 0.0,
                     };
                     Op {
-                        locks,
                         think_ps: ps(gap_ns * think_scale),
+                        ..op
                     }
                 })
                 .collect()
@@ -207,27 +376,64 @@ pub fn replay<H: KeyHasher + ?Sized>(
 
     // The profile's figure for this hasher, else timed here (never 0 silently).
     let hash_ns = super::hashcost::hash_cost(m, hasher)?.ns;
-    let outside = ps(m.outside_ns + hash_ns);
-    let hold = ps(m.hold_ns);
-    let (local, remote) = (ps(m.handoff_local_ns), ps(m.handoff_remote_ns));
-    let (miss_local, miss_remote) = (ps(m.line_miss_ns), ps(m.line_miss_remote()));
-    // The profile's own numbering (SMT siblings `cores` apart), as `simulate` uses,
-    // looked up per CPU rather than divided out per acquisition.
-    let node: Vec<u32> = (0..m.cpus).map(|c| m.node_of(c)).collect();
-    let cpu_of: Vec<u32> = (0..threads.len())
-        .map(|i| (i % m.cpus as usize) as u32)
+    let x = Transfers::new(m, m.cpus.saturating_sub(1), &mech);
+    let cpu_of: Vec<u32> = (0..threads.len()).map(|i| (i % cpus) as u32).collect();
+    // Never sleeping, the threads of a CPU share it in time slices, as perf's do; with
+    // think time the CPU is work-conserving (see the module docs).
+    let always_runnable = think_scale == 0.0 || !timed;
+    let (slices, on_cpu) = Slices::of_threads(&cpu_of, cpus, ps(m.timeslice_ns).max(1));
+    let reference_extra = cost::refcount_outside_ns(m, d.refcount);
+    // Per thread: outside work without and with the per-CPU reference, and the hold (SMT
+    // factor applied).
+    let costs: Vec<(u64, u64, u64)> = cpu_of
+        .iter()
+        .map(|&c| {
+            let f = cost::smt_factor_of(m, &on_cpu, c);
+            (
+                ps((m.outside_ns + hash_ns) * f),
+                ps((m.outside_ns + hash_ns + reference_extra) * f),
+                ps(m.hold_ns * f),
+            )
+        })
         .collect();
-    const NO_CPU: u32 = u32::MAX;
+    let per_waiter = cost::per_waiter_ps(m, d.lock);
+    let pending_bit = cost::has_pending_bit(d.lock, &mech);
+    let atomic = ps(m.atomic_ns);
+    let tables = Tables::new(global, buckets.max(1), d.bucket_bytes);
+    let lines_shared = d.bucket_bytes < CACHE_LINE;
+    let nodes = u64::from(m.nodes.max(1));
+    let table_node: Vec<u32> = table_cpu
+        .iter()
+        .map(|&c| if c == NO_CPU { 0 } else { x.node[c as usize] })
+        .collect();
+    let home_of = |line: u64, process: Option<u64>| match process {
+        Some(p) => table_node[p as usize],
+        None => cost::home_of_line(tables.global_homes, x.home_snoop, line as usize, nodes, 0),
+    };
     let mut lock_free_at = vec![0u64; n_locks];
     let mut lock_last_cpu = vec![NO_CPU; n_locks];
-    // When the last acquisition of each lock took it: an arrival after that, with the lock
-    // still held, is its only waiter (as in `simulate`: qspinlock's pending bit).
+    // The key the lock's last holder locked: a waiter for the same key is same-futex
+    // contention.
+    let mut lock_last_key = vec![u32::MAX; n_locks];
+    // When the last acquisition of each lock took it (`cost::held_from`).
     let mut lock_held_from = vec![0u64; n_locks];
-    let mut cpu_free_at = vec![0u64; m.cpus as usize];
+    let mut line_last_cpu = if lines_shared {
+        vec![NO_CPU; tables.lines(processes) as usize]
+    } else {
+        Vec::new()
+    };
+    // Pending acquisitions of the lines that ever had a waiter (per-waiter term only).
+    let mut spinners: HashMap<u64, LineSpinners> = HashMap::new();
+    // Per process: the shared reference's line, (free at, last CPU).
+    let mut reference = vec![(0u64, NO_CPU); processes as usize];
+    let shared_ref = d.refcount == Refcount::Shared;
+    let mut cpu_free_at = vec![0u64; cpus];
     let mut pos = vec![0usize; threads.len()];
     let mut first_begin = vec![u64::MAX; threads.len()];
     let mut last_end = vec![0u64; threads.len()];
-    let (mut acquisitions, mut contended, mut waited_ps) = (0u64, 0u64, 0u128);
+    let (mut acquisitions, mut contended, mut same_key, mut waited_ps) = (0u64, 0u64, 0u64, 0u128);
+    // Per lock with waits: (waits, same-key waits).
+    let mut waits_of: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut latencies: Vec<u64> = Vec::new();
     // Heap of (begin time of the thread's next op, thread). Starts staggered by index.
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
@@ -235,39 +441,92 @@ pub fn replay<H: KeyHasher + ?Sized>(
     while let Some(Reverse((ready, t))) = heap.pop() {
         let op = &threads[t][pos[t]];
         let cpu = cpu_of[t];
-        let begin = ready.max(cpu_free_at[cpu as usize]);
+        let (plain, with_ref, hold) = costs[t];
+        let on_private = op.process.is_some();
+        let outside = if on_private { with_ref } else { plain };
+        let s = slices[t];
+        let begin = if always_runnable {
+            ready
+        } else {
+            ready.max(cpu_free_at[cpu as usize])
+        };
         first_begin[t] = first_begin[t].min(begin);
-        let mut now = begin + outside;
-        for &l in &op.locks {
-            let l = l as usize;
+        let mut now = if always_runnable {
+            s.finish(begin, outside)
+        } else {
+            begin + outside
+        };
+        // One RMW on the process's shared reference (get before the locks, put after).
+        let mut rmw = |now: u64| -> u64 {
+            let Some(p) = op.process.filter(|_| shared_ref) else {
+                return now;
+            };
+            let r = &mut reference[p as usize];
+            let at = now.max(r.0);
+            let at = if always_runnable {
+                s.running_at(at)
+            } else {
+                at
+            };
+            let end = at + cost::reference_rmw(&x, r.1, cpu, table_node[p as usize], atomic);
+            *r = (end, cpu);
+            end
+        };
+        now = rmw(now);
+        for &(l, k) in &op.locks {
+            let li = l as usize;
             acquisitions += 1;
-            let busy = now < lock_free_at[l];
+            let busy = now < lock_free_at[li];
             if busy {
                 contended += 1;
-                waited_ps += u128::from(lock_free_at[l] - now);
+                waited_ps += u128::from(lock_free_at[li] - now);
+                let same = lock_last_key[li] == k;
+                same_key += u64::from(same);
+                let e = waits_of.entry(l).or_default();
+                e.0 += 1;
+                e.1 += u64::from(same);
             }
-            let mut start = now.max(lock_free_at[l]);
-            let last = lock_last_cpu[l];
-            if last != NO_CPU && last != cpu {
-                // A lone waiter spins on the lock word (pending bit): one line migration.
-                let queued = busy && now < lock_held_from[l];
-                start += match (queued, node[last as usize] == node[cpu as usize]) {
-                    (true, true) => local,
-                    (true, false) => remote,
-                    (false, true) => miss_local,
-                    (false, false) => miss_remote,
-                };
+            let (line, process) = tables.line(l);
+            let home = home_of(line, process);
+            let mut start = now.max(lock_free_at[li]);
+            if busy {
+                start += cost::acquire_contended(
+                    &x,
+                    pending_bit,
+                    now,
+                    lock_held_from[li],
+                    lock_last_cpu[li],
+                    cpu,
+                    home,
+                );
+                if per_waiter > 0 {
+                    let q = spinners
+                        .entry(line)
+                        .or_insert_with(|| LineSpinners::new(&mech));
+                    start += cost::waiter_term(q.spinning_at(now), per_waiter);
+                    q.push(start);
+                }
+            } else if lines_shared {
+                start += x.miss(line_last_cpu[line as usize], cpu, home);
+            } else {
+                start += x.miss(lock_last_cpu[li], cpu, home);
             }
-            // An uncontended acquirer has the lock from its arrival (as in `simulate`).
-            lock_held_from[l] = if busy { start } else { now };
-            now = start + hold;
-            lock_free_at[l] = now;
-            lock_last_cpu[l] = cpu;
+            lock_held_from[li] = cost::held_from(busy, now, start, mech.lone_waiter_in_migration);
+            now = cost::locked_section_end(start, hold);
+            lock_free_at[li] = now;
+            lock_last_cpu[li] = cpu;
+            lock_last_key[li] = k;
+            if lines_shared {
+                line_last_cpu[line as usize] = cpu;
+            }
         }
-        // The CPU is taken for the op's own work (spinning is not charged to others).
-        cpu_free_at[cpu as usize] = cpu_free_at[cpu as usize]
-            .max(begin)
-            .saturating_add(outside + hold * op.locks.len() as u64);
+        now = rmw(now);
+        if !always_runnable {
+            // The CPU is taken for the op's own work (spinning is not charged to others).
+            cpu_free_at[cpu as usize] = cpu_free_at[cpu as usize]
+                .max(begin)
+                .saturating_add(outside + hold * op.locks.len() as u64);
+        }
         latencies.push(now - begin);
         last_end[t] = now;
         pos[t] += 1;
@@ -292,6 +551,22 @@ pub fn replay<H: KeyHasher + ?Sized>(
         let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
         (latencies[i] as f64 / 1000.0).round() as u64
     };
+    let mut hot: Vec<(u32, (u64, u64))> = waits_of.into_iter().collect();
+    hot.sort_unstable_by_key(|&(l, (w, _))| (Reverse(w), l));
+    hot.truncate(5);
+    let hot_buckets = hot
+        .into_iter()
+        .map(|(l, (waits, same))| HotBucket {
+            bucket: tables.label(l),
+            waits,
+            same_key_waits: same,
+            keys: (0..rec.keys.len())
+                .filter(|&k| lock_of[k] == l)
+                .map(|k| rec.keys[k].to_string())
+                .collect(),
+        })
+        .collect();
+    let share = |n: u64| 100.0 * n as f64 / acquisitions.max(1) as f64;
     Ok(ReplayRecord {
         backend: "sim",
         workload: workload.to_string(),
@@ -300,6 +575,9 @@ pub fn replay<H: KeyHasher + ?Sized>(
         table: if buckets == 0 { "global" } else { "private" },
         buckets,
         global_buckets: global,
+        layout: super::sweep::layout_name(d.bucket_bytes),
+        lock: super::sweep::lock_name(d.lock),
+        refcount: super::sweep::refcount_name(d.refcount),
         threads: threads.len(),
         ops,
         think_scale,
@@ -308,7 +586,11 @@ pub fn replay<H: KeyHasher + ?Sized>(
         simulated_secs: span_s,
         ops_per_sec: rates.iter().sum::<f64>() / rates.len() as f64,
         ops_per_sec_total: ops as f64 / span_s.max(1e-12),
-        contended_pct: 100.0 * contended as f64 / acquisitions.max(1) as f64,
+        acquisitions,
+        contended,
+        contended_pct: share(contended),
+        contended_same_key_pct: share(same_key),
+        contended_shared_bucket_pct: share(contended - same_key),
         lock_wait_ns_mean: waited_ps as f64 / 1000.0 / acquisitions.max(1) as f64,
         latency_ns_p50: pct(0.5),
         latency_ns_p99: pct(0.99),
@@ -316,6 +598,7 @@ pub fn replay<H: KeyHasher + ?Sized>(
         warning: String::new(),
         ops_per_sec_lo: rates.iter().sum::<f64>() / rates.len() as f64,
         ops_per_sec_hi: rates.iter().sum::<f64>() / rates.len() as f64,
+        hot_buckets,
     })
 }
 
@@ -494,5 +777,237 @@ mod tests {
         assert!(hot.contended_pct > 80.0, "{hot:?}");
         assert!(replay(&m, &r, "t", &h, 3, 0.0).is_err());
         assert!(replay(&m, &r, "t", &h, 16, -1.0).is_err());
+    }
+
+    fn jhash2() -> Builtin {
+        Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap()
+    }
+
+    /// `r` replayed with `design` (global hash size `global`, if given).
+    fn on(
+        m: &MachineProfile,
+        r: &Recording,
+        buckets: u64,
+        think_scale: f64,
+        design: Design,
+        global: Option<u64>,
+    ) -> ReplayRecord {
+        let rd = ReplayDesign {
+            design,
+            global_buckets: global,
+            ..ReplayDesign::default()
+        };
+        replay_with(m, r, "t", &jhash2(), buckets, think_scale, &rd).unwrap()
+    }
+
+    /// Two threads of `rec(2, 200, 10_000, same_key)` with thread 101 half a gap later:
+    /// their calls never overlap.
+    fn alternating(same_key: bool) -> Recording {
+        let mut r = rec(2, 200, 10_000, same_key);
+        for op in r.ops.iter_mut().filter(|op| op.thread == 101) {
+            op.t_ns = op.t_ns.map(|t| t + 5_000);
+        }
+        r
+    }
+
+    #[test]
+    fn two_threads_on_one_futex_wait_for_the_same_key_only() {
+        // Holds long against the outside work: after the first, every acquisition finds
+        // the other thread holding the same futex: (2n - 1) / 2n of them, all same-key.
+        let mut m = machine(2);
+        m.outside_ns = 100.0;
+        m.hold_ns = 1000.0;
+        let r = rec(2, 500, 0, true);
+        let run = replay(&m, &r, "t", &jhash2(), 0, 0.0).unwrap();
+        let want = 100.0 * 999.0 / 1000.0;
+        assert!((run.contended_pct - want).abs() < 1e-9, "{run:?}");
+        assert_eq!(run.contended_same_key_pct, run.contended_pct);
+        assert_eq!(run.contended_shared_bucket_pct, 0.0);
+        assert_eq!(run.hot_buckets.len(), 1);
+        assert_eq!(
+            (run.hot_buckets[0].waits, run.hot_buckets[0].same_key_waits),
+            (999, 999)
+        );
+        assert_eq!(run.hot_buckets[0].keys, [r.keys[0].to_string()]);
+    }
+
+    #[test]
+    fn two_futexes_in_a_one_bucket_table_wait_for_each_other() {
+        // As above with a futex each, forced into one bucket by a 1-slot private table:
+        // every wait is for the other futex of the bucket.
+        let mut m = machine(2);
+        m.outside_ns = 100.0;
+        m.hold_ns = 1000.0;
+        let r = rec(2, 500, 0, false);
+        let run = replay(&m, &r, "t", &jhash2(), 1, 0.0).unwrap();
+        let want = 100.0 * 999.0 / 1000.0;
+        assert!((run.contended_pct - want).abs() < 1e-9, "{run:?}");
+        assert_eq!(run.contended_same_key_pct, 0.0);
+        assert!((run.contended_shared_bucket_pct - want).abs() < 1e-9);
+        assert_eq!(run.hot_buckets[0].bucket, "process 0 slot 0");
+        assert_eq!(run.hot_buckets[0].keys.len(), 2);
+        // With a table large enough to part them, no one waits.
+        let apart = replay(&m, &r, "t", &jhash2(), 1024, 0.0).unwrap();
+        assert_eq!(apart.contended, 0, "{apart:?}");
+    }
+
+    #[test]
+    fn a_ticket_lock_adds_a_term_per_spinner() {
+        // 16 threads on one key back to back: the queued lock passes once per hold +
+        // hand-off (300 ns); the ticket lock adds 20 ns for each of the ~15 waiters ahead.
+        let mut m = machine(16);
+        m.outside_ns = 10.0;
+        m.ticket_spinner_ns = Some(20.0);
+        let r = rec(16, 500, 0, true);
+        let total = |lock| {
+            let d = Design {
+                lock,
+                ..Design::default()
+            };
+            on(&m, &r, 0, 0.0, d, None).ops_per_sec_total
+        };
+        let queued = total(super::super::LockKind::Queued);
+        assert!((queued * 300.0 / 1e9 - 1.0).abs() < 0.02, "{queued}");
+        let ticket = total(super::super::LockKind::Ticket);
+        let want = 1e9 / (300.0 + 15.0 * 20.0);
+        assert!((ticket / want - 1.0).abs() < 0.1, "{ticket} vs {want}");
+        // A profile without the ticket figure is refused, naming it.
+        let e = replay_with(
+            &machine(2),
+            &r,
+            "t",
+            &jhash2(),
+            0,
+            0.0,
+            &ReplayDesign {
+                design: Design {
+                    lock: super::super::LockKind::Ticket,
+                    ..Design::default()
+                },
+                ..ReplayDesign::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("ticket_spinner_ns"), "{e}");
+    }
+
+    #[test]
+    fn packed_buckets_make_neighbours_futexes_miss() {
+        // Two threads, each on its own futex, the two futexes in slots 0 and 1 of a
+        // 2-slot private table: aligned, no operation moves a line (500 ns each); packed,
+        // both slots are in one line, which every operation takes from the other CPU
+        // (500 + 100 ns).
+        let mut m = machine(2);
+        m.line_miss_ns = 100.0;
+        let h = jhash2();
+        let key =
+            |i: u64| FutexKey::private(0xffff_8881_0000_0000, 0x5555_0000_1000 + 64 * i).unwrap();
+        let slot = |k: &FutexKey| h.hash(k) & 1;
+        let a = (0..).map(key).find(|k| slot(k) == 0).unwrap();
+        let b = (0..).map(key).find(|k| slot(k) == 1).unwrap();
+        let mut r = rec(2, 1000, 0, false);
+        r.keys = vec![a, b];
+        let per_thread = |bytes| {
+            let d = Design {
+                bucket_bytes: bytes,
+                ..Design::default()
+            };
+            on(&m, &r, 2, 0.0, d, None).ops_per_sec
+        };
+        let aligned = per_thread(CACHE_LINE);
+        assert!((aligned * 500.0 / 1e9 - 1.0).abs() < 0.01, "{aligned}");
+        let packed = per_thread(super::super::PACKED_BUCKET_BYTES);
+        assert!((packed * 600.0 / 1e9 - 1.0).abs() < 0.01, "{packed}");
+    }
+
+    #[test]
+    fn with_home_snooping_a_global_bucket_homed_on_the_other_node_migrates_remotely() {
+        // CPUs 0 and 1 of 4 on 2 nodes (node 0), taking one futex in turn without
+        // overlapping: each call is outside + one migration + hold. The global table of
+        // 1024 aligned buckets is interleaved in 4 KiB pages: bucket b's line is on node
+        // (b / 64) % 2. A futex in a node-1 bucket migrates locally (50 ns) without home
+        // snooping and remotely (50 × 600 / 200 = 150 ns) with it.
+        let mut m = machine(4);
+        m.nodes = 2;
+        m.outside_ns = 10.0;
+        m.line_miss_ns = 50.0;
+        let h = jhash2();
+        let mut r = alternating(true);
+        let node1 = (0..)
+            .map(|i| FutexKey::private(0xffff_8881_0000_0000, 0x5555_0000_1000 + 64 * i).unwrap())
+            .find(|k| (h.hash(k) & 1023) / 64 % 2 == 1)
+            .unwrap();
+        r.keys[0] = node1;
+        let p50 =
+            |m: &MachineProfile| on(m, &r, 0, 1.0, Design::default(), Some(1024)).latency_ns_p50;
+        assert_eq!(p50(&m), 10 + 50 + 100);
+        m.home_snoop = true;
+        assert_eq!(p50(&m), 10 + 150 + 100);
+        // A private table is on the node of its first thread's CPU (CPU 0, node 0): local.
+        let private = on(&m, &r, 16, 1.0, Design::default(), None).latency_ns_p50;
+        assert_eq!(private, 10 + 50 + 100);
+    }
+
+    #[test]
+    fn a_busy_smt_sibling_slows_a_replayed_thread() {
+        // 2 CPUs = 1 core × 2 threads, slowdown 1.5: alone a thread's call costs 500 ns,
+        // with the sibling busy 750.
+        let mut m = machine(2);
+        m.threads_per_core = 2;
+        m.smt_slowdown = Some(1.5);
+        let one = replay(&m, &rec(1, 1000, 0, false), "t", &jhash2(), 1024, 0.0).unwrap();
+        assert!(
+            (one.ops_per_sec * 500.0 / 1e9 - 1.0).abs() < 0.01,
+            "{one:?}"
+        );
+        let two = replay(&m, &rec(2, 1000, 0, false), "t", &jhash2(), 1024, 0.0).unwrap();
+        assert!(
+            (two.ops_per_sec * 750.0 / 1e9 - 1.0).abs() < 0.01,
+            "{two:?}"
+        );
+    }
+
+    #[test]
+    fn threads_sharing_a_cpu_back_to_back_run_in_time_slices() {
+        // Two threads on one CPU, own futexes, 1 µs slices, calls of 400 ns outside + 200
+        // ns hold. Back to back (never sleeping) they alternate slices: thread 0 runs its
+        // outside work in [0, 1000) ns of every 2000; its second call's outside work ends
+        // at 1000, the slice end, and its hold runs on to 1200 unpreempted; the third
+        // waits for the next slice: 1200 -> 2600, 1400 ns. So the calls take 600 and
+        // 1400 ns in turn (p99 1400), two per 2 µs per thread. With think time (captured
+        // gaps of 0) the CPU runs whole calls one after another: every call 600 ns.
+        let mut m = machine(1);
+        m.outside_ns = 400.0;
+        m.hold_ns = 200.0;
+        m.timeslice_ns = 1000.0;
+        let r = rec(2, 200, 0, false);
+        let sliced = replay(&m, &r, "t", &jhash2(), 1024, 0.0).unwrap();
+        assert_eq!(sliced.latency_ns_p99, 1400, "{sliced:?}");
+        assert!((sliced.ops_per_sec / 1e6 - 1.0).abs() < 0.01, "{sliced:?}");
+        let whole = replay(&m, &r, "t", &jhash2(), 1024, 1.0).unwrap();
+        assert_eq!((whole.latency_ns_p50, whole.latency_ns_p99), (600, 600));
+    }
+
+    #[test]
+    fn the_private_hash_reference_costs_what_its_kind_says() {
+        // Two threads on CPUs 0 and 1 (one node) take their own futexes in turn without
+        // overlapping, 6.16's shared reference: each call's get takes the reference's
+        // line from the other CPU (100 ns) plus the 7 ns atomic, its put 7 ns: 400 + 107
+        // + 100 + 7. Per-CPU (6.17): two local atomics, 400 + 14 + 100. The global hash
+        // takes no reference: 500.
+        let mut m = machine(2);
+        m.line_miss_ns = 100.0;
+        let r = alternating(false);
+        let p50 = |refcount, buckets| {
+            let d = Design {
+                refcount,
+                ..Design::default()
+            };
+            on(&m, &r, buckets, 1.0, d, None).latency_ns_p50
+        };
+        assert_eq!(p50(Refcount::Shared, 16), 614);
+        assert_eq!(p50(Refcount::PerCpu, 16), 514);
+        assert_eq!(p50(Refcount::None, 16), 500);
+        assert_eq!(p50(Refcount::Shared, 0), 500);
     }
 }

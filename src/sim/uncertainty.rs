@@ -162,14 +162,15 @@ pub fn replay_with_interval<H: crate::hashers::KeyHasher + ?Sized>(
     hasher: &H,
     buckets: u64,
     think_scale: f64,
+    rd: &super::trace_replay::ReplayDesign,
 ) -> Result<super::trace_replay::ReplayRecord, String> {
     let unc = profile_uncertainty(m);
     let profiles = replication_profiles(m, &unc.calibration);
-    let mut first = super::trace_replay::replay(m, rec, workload, hasher, buckets, think_scale)?;
+    let mut first = super::trace_replay::replay_with(m, rec, workload, hasher, buckets, think_scale, rd)?;
     let mut rates = vec![first.ops_per_sec];
     for p in &profiles[1..] {
         rates.push(
-            super::trace_replay::replay(p, rec, workload, hasher, buckets, think_scale)?
+            super::trace_replay::replay_with(p, rec, workload, hasher, buckets, think_scale, rd)?
                 .ops_per_sec,
         );
     }
