@@ -64,6 +64,7 @@
 //! memory bandwidth, no priority or load balancing in the scheduler (threads stay pinned,
 //! as perf pins them), SMT modelled as a constant factor.
 
+pub mod bucket_line;
 pub mod calibrate;
 mod events;
 pub mod hashcost;
@@ -128,6 +129,10 @@ pub struct Design {
     pub refcount: Refcount,
     /// Bytes per bucket: 64 = cache-line aligned, 24 = the pre-3.13 packed layout.
     pub bucket_bytes: u32,
+    /// Line transfers an operation pays before the lock beyond the one every layout pays
+    /// ([`bucket_line::extra_prelock_transfers`]: 1 where `futex_hash()` reads `hb->priv`
+    /// before `futex_hb_waiters_inc()`, 6.16-rc … 7.1), each from the line's last writer.
+    pub extra_prelock_transfers: u32,
 }
 
 impl Default for Design {
@@ -136,6 +141,7 @@ impl Default for Design {
             lock: LockKind::Queued,
             refcount: Refcount::None,
             bucket_bytes: CACHE_LINE,
+            extra_prelock_transfers: 0,
         }
     }
 }
@@ -280,9 +286,9 @@ pub fn check_clock(
         + m.hold_ns
         + m.handoff_local_ns
         + m.handoff_remote_ns
-        // The bucket's transfer, and the shared reference's two (6.16: one on taking it,
-        // one on dropping it).
-        + 3.0 * m.line_miss_ns.max(m.line_miss_remote())
+        // The bucket's transfer, the `priv` read's (6.16-rc … 7.1), and the shared
+        // reference's two (6.16-rc: one on taking it, one on dropping it).
+        + 4.0 * m.line_miss_ns.max(m.line_miss_remote())
         + m.ticket_spinner_ns.unwrap_or(0.0) * t
         + m.queue_spinner_ns * t
         + 2.0 * m.atomic_ns
@@ -763,8 +769,22 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 prefetch(&lock[s.next_bucket as usize]);
                 let line = line_of(b);
                 let l = lock[b];
-                let contended = now < l.free_at;
                 let home = home_of_line(line);
+                // bucket_line: reads of the bucket's line before the operation's first
+                // write to it (`hb->priv`, 6.16-rc … 7.1) move the line from its last
+                // writer once more before the thread reaches the lock. The thread is
+                // queued from this event, as its first request for the line.
+                let now = if d.extra_prelock_transfers > 0 {
+                    let writer = if lines_shared {
+                        line_last_cpu[line]
+                    } else {
+                        l.last_cpu
+                    };
+                    now + u64::from(d.extra_prelock_transfers) * x.miss(writer, cpu, home)
+                } else {
+                    now
+                };
+                let contended = now < l.free_at;
                 let mut start = now.max(l.free_at);
                 if contended {
                     // The only waiter behind a holder that has the lock already: the
@@ -905,6 +925,46 @@ mod tests {
         assert!(
             (r.ops_per_sec / expect - 1.0).abs() < 0.005,
             "{r:?} vs {expect}"
+        );
+    }
+
+    #[test]
+    fn a_priv_read_before_the_lock_costs_one_more_transfer() {
+        // As above (every operation finds its bucket's line last written by the other
+        // thread), with bucket_line's extra transfer of 6.16-rc … 7.1: the `priv` read
+        // moves the line, then `waiters_inc` upgrades it: 1000 + 2 × 50 + 10 ns.
+        let mut m = machine(2, 1);
+        m.outside_ns = 1000.0;
+        m.hold_ns = 10.0;
+        m.line_miss_ns = 50.0;
+        let mut w = workload(
+            2,
+            2,
+            |t| (0..1024).map(|i| (i + 512 * t as u32) % 1024).collect(),
+            1024,
+        );
+        w.design.extra_prelock_transfers = 1;
+        let len = SimLength {
+            warmup_ops: 0,
+            measured_ops: 100,
+        };
+        let r = simulate(&m, &w, 0.0, len);
+        let expect = 1e9 / (1000.0 + 2.0 * 50.0 + 10.0);
+        assert!(
+            (r.ops_per_sec / expect - 1.0).abs() < 0.005,
+            "{r:?} vs {expect}"
+        );
+        // One thread alone on its buckets: the line never leaves it, nothing extra.
+        let mut one = workload(1, 2, |_| (0..64).collect(), 64);
+        one.design.extra_prelock_transfers = 1;
+        let warm = SimLength {
+            warmup_ops: 10,
+            measured_ops: 100,
+        };
+        let r = simulate(&m, &one, 0.0, warm);
+        assert!(
+            (r.ops_per_sec / (1e9 / 1010.0) - 1.0).abs() < 0.005,
+            "{r:?}"
         );
     }
 
