@@ -143,6 +143,7 @@ impl Scenario {
             design,
             start_order: 0,
             homes,
+            mechanisms: super::Mechanisms::default(),
         }
     }
 }

@@ -425,6 +425,7 @@ pub fn run_lock_test(
         // FUTEX2_NUMA: node n's bucket (lock n, one cache line) is in node n's table, on
         // node n.
         homes: LineHomes::Blocks(u64::from(CACHE_LINE)),
+        mechanisms: super::Mechanisms::default(),
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.
