@@ -36,6 +36,7 @@ pub const MACHINES: &[Asset] = &[
     asset!("machines", "seed-256cpu-template.toml"),
     asset!("machines", "seed002-ivbep.toml"),
     asset!("machines", "seed003-80core.toml"),
+    asset!("machines", "skl-2s-112.toml"),
     asset!("machines", "this-vm.toml"),
     asset!("machines", "this-vm-template.toml"),
     asset!("machines", "this-vm-kernel-t2.csv"),

@@ -786,3 +786,139 @@ fn the_cv_summary_in_the_docs_is_the_template_run_s_output_and_the_quoted_error(
     assert_eq!(num(7), (q.coverage * 100.0).round());
     assert_eq!(num(8), (q.median_width * 1000.0).round() / 1000.0);
 }
+
+#[test]
+fn kernel_lists_carry_the_preset_and_auto_is_the_global_hash_without_a_private_one() {
+    // 6.16 as released (9a57c3773152: the private hash depends on BROKEN): `-b auto` is
+    // its global hash, per node: 2 × roundup(256 × 256 / 2) = 65536 buckets in all.
+    let short = ["--ops", "200", "--warmup", "20", "--format", "json"];
+    let mut args = vec![
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "8",
+        "--kernel",
+        "6.16,6.15",
+        "-b",
+        "auto,0",
+    ];
+    args.extend(short);
+    let v = json(&args);
+    assert_eq!(v.len(), 4);
+    for r in &v {
+        assert_eq!(r["table"], "global", "{r}");
+        assert_eq!(r["buckets"], 0, "{r}");
+    }
+    assert_eq!(v[0]["kernel"], "6.16");
+    assert_eq!(v[0]["slots"], "auto");
+    assert_eq!(v[3]["kernel"], "6.15");
+    // Without --kernel the record says so with an empty name.
+    let mut args = vec!["sim", "--profile", "seed-256cpu", "-t", "8", "-b", "16"];
+    args.extend(short);
+    assert_eq!(json(&args)[0]["kernel"], "");
+    // A private size on a kernel without a private hash is refused, naming both.
+    let o = futexhash(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--kernel",
+        "6.18,6.15",
+        "-b",
+        "auto,0,256",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("256") && err.contains("6.15"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn the_6_16_rc_shared_reference_loses_three_quarters_against_6_17() {
+    // The kernel test robot measured -94.6 % on 7c4f75a21f63 (a fixture, not a
+    // parameter): the goal is a loss of at least 75 % at 240 threads, -b auto, on the
+    // 256-CPU profile. Two kernels print the A/B table with %change.
+    let base = [
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "240",
+        "--kernel",
+        "6.17,6.16-rc",
+        "-b",
+        "auto",
+        "--ops",
+        "300",
+        "--warmup",
+        "50",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--format", "json"]);
+    let v = json(&args);
+    let rate = |k: &str| {
+        v.iter().find(|r| r["kernel"] == k).unwrap()["ops_per_sec"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(rate("6.16-rc") < 0.25 * rate("6.17"), "{v:?}");
+    let o = futexhash(&base);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.trim_start().starts_with("6.17") && l.ends_with("6.16-rc")),
+        "{text}"
+    );
+    assert!(lines.iter().any(|l| l.contains("%change")), "{text}");
+    let row = lines
+        .iter()
+        .find(|l| l.contains("t=240 b=auto"))
+        .expect("a row for the configuration");
+    // The %change column: a loss (a minus sign) of more than 75 %.
+    let change: f64 = row
+        .split_whitespace()
+        .find(|w| w.ends_with('%') && w.starts_with('-'))
+        .and_then(|w| w.trim_end_matches('%').parse().ok())
+        .expect("a %change");
+    assert!(change < -75.0, "{row}");
+}
+
+#[test]
+fn the_skylake_profile_is_built_in_and_built_from_its_line_transfers() {
+    // Its hand-offs are 3 line transfers each, local and across sockets, and its
+    // transfers the means of the two cited Cascade Lake matrices (46.878/48.087 and
+    // 134.139/141.233 ns, by hand: 47.4825 and 137.686).
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/skl-2s-112.toml"),
+    )
+    .unwrap();
+    let p: toml::Value = toml::from_str(&text).unwrap();
+    let f = |k: &str| p[k].as_float().unwrap();
+    assert!((f("line_miss_ns") - (46.878 + 48.087) / 2.0).abs() < 0.001);
+    assert!((f("line_miss_remote_ns") - (134.139 + 141.233) / 2.0).abs() < 0.001);
+    assert!((f("handoff_local_ns") - 3.0 * f("line_miss_ns")).abs() < 0.01);
+    assert!((f("handoff_remote_ns") - 3.0 * f("line_miss_remote_ns")).abs() < 0.01);
+    assert_eq!(p["cpus"].as_integer(), Some(112));
+    assert_eq!(p["nodes"].as_integer(), Some(2));
+    assert_eq!(p["threads_per_core"].as_integer(), Some(2));
+    let v = json(&[
+        "sim",
+        "--profile",
+        "skl-2s-112",
+        "-t",
+        "112",
+        "-b",
+        "0",
+        "--ops",
+        "200",
+        "--warmup",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v[0]["hash_ns_source"], "profile");
+    assert!(v[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
+}

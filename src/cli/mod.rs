@@ -16,6 +16,7 @@ mod keys;
 mod list;
 mod report;
 mod sim;
+mod sim_ab;
 mod sim_trace;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -413,6 +413,18 @@ fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
     Ok(out)
 }
 
+/// The `--kernel` presets, in the order given; `[None]` without the flag.
+fn kernel_list(a: &SimRunArgs) -> Result<Vec<Option<Kernel>>, CliError> {
+    match a.kernel.as_deref() {
+        None => Ok(vec![None]),
+        Some(s) => Ok(Kernel::parse_list(s)
+            .map_err(CliError::Usage)?
+            .into_iter()
+            .map(Some)
+            .collect()),
+    }
+}
+
 /// `base` with the explicit layout, bucket-size, lock and refcount flags applied, checked
 /// against the profile.
 fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result<Design, CliError> {
@@ -452,13 +464,8 @@ fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result
 fn design_of(
     a: &SimRunArgs,
     profile: &MachineProfile,
-) -> Result<(SimOptions, Option<Kernel>), CliError> {
-    let kernel = a
-        .kernel
-        .as_deref()
-        .map(Kernel::parse)
-        .transpose()
-        .map_err(CliError::Usage)?;
+    kernel: Option<Kernel>,
+) -> Result<SimOptions, CliError> {
     let design = design_axes(
         a,
         profile,
@@ -476,31 +483,42 @@ fn design_of(
         global = g;
         global_nodes = global_nodes.min(g as u32);
     }
-    let default_b = match kernel {
-        Some(k) if k.has_private_hash() => "auto",
-        Some(_) => "0",
-        None => "2..131072",
+    let kernels = kernel_list(a)?;
+    let default_b = if kernels.iter().flatten().any(|k| k.has_private_hash()) {
+        "auto"
+    } else if kernels.iter().all(Option::is_some) {
+        "0"
+    } else {
+        "2..131072"
     };
-    let slots = slot_list(a.buckets.as_deref().unwrap_or(default_b))?;
+    let mut slots = slot_list(a.buckets.as_deref().unwrap_or(default_b))?;
     if let Some(k) = kernel
         && !k.has_private_hash()
-        && let Some(s) = slots.iter().find(|s| **s != Slots::Fixed(0))
     {
-        return Err(CliError::Usage(format!(
-            "-b {} needs a private futex hash, which kernel {} does not have (6.16+); use -b 0",
-            s.label(),
-            a.kernel.as_deref().unwrap_or_default()
-        )));
+        // `auto` is whatever the kernel gives a process: here, its global hash.
+        for s in &mut slots {
+            if *s == Slots::Auto {
+                *s = Slots::AutoGlobal;
+            }
+        }
+        if let Some(s) = slots
+            .iter()
+            .find(|s| !matches!(s, Slots::Fixed(0) | Slots::AutoGlobal))
+        {
+            return Err(CliError::Usage(format!(
+                "-b {} needs a private futex hash, which kernel {} does not have (6.16-rc, 6.17+); use -b 0 or auto",
+                s.label(),
+                k.name()
+            )));
+        }
     }
-    Ok((
-        SimOptions {
-            design,
-            global_buckets: Some(global),
-            global_nodes,
-            slots: Some(slots),
-        },
-        kernel,
-    ))
+    Ok(SimOptions {
+        design,
+        global_buckets: Some(global),
+        global_nodes,
+        slots: Some(slots),
+        kernel: kernel.map_or_else(String::new, |k| k.name().to_string()),
+    })
 }
 
 fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
@@ -555,7 +573,11 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         }
         n => n.map(|n| n as u32),
     };
-    let (opts, _kernel) = design_of(&a, &profile)?;
+    let all_opts: Vec<SimOptions> = kernel_list(&a)?
+        .into_iter()
+        .map(|k| design_of(&a, &profile, k))
+        .collect::<Result<_, _>>()?;
+    let opts = &all_opts[0];
     let sweep = SimSweep {
         threads,
         futexes: check_futexes(a.futexes)?,
@@ -571,7 +593,9 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         seed: a.seed,
     };
     // Refused before the note below and before any hash is timed.
-    check_sweep(&profile, &sweep, &opts).map_err(CliError::Usage)?;
+    for o in &all_opts {
+        check_sweep(&profile, &sweep, o).map_err(CliError::Usage)?;
+    }
     let cpus_used = node.map_or(profile.cpus, |n| profile.node_cpus(n).len() as u32);
     if let Some(&t) = sweep.threads.iter().find(|&&t| t > cpus_used as usize) {
         eprintln!(
@@ -581,19 +605,30 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         );
     }
     let pb = progress(
-        sweep.threads.len() * opts.slots.as_ref().map_or(0, Vec::len) * sweep.hashers.len(),
+        all_opts.len()
+            * sweep.threads.len()
+            * opts.slots.as_ref().map_or(0, Vec::len)
+            * sweep.hashers.len(),
     );
     // SIGINT/SIGTERM: no further configuration starts; those that finished are printed
     // and written, and the exit status is 130 (as `bench`).
     crate::bench::interrupt::install();
-    let records = run_sweep_until(
-        &profile,
-        &sweep,
-        &opts,
-        || pb.inc(1),
-        crate::bench::interrupt::requested,
-    )
-    .map_err(CliError::Usage)?;
+    let mut records = Vec::new();
+    for o in &all_opts {
+        if crate::bench::interrupt::requested() {
+            break;
+        }
+        records.extend(
+            run_sweep_until(
+                &profile,
+                &sweep,
+                o,
+                || pb.inc(1),
+                crate::bench::interrupt::requested,
+            )
+            .map_err(CliError::Usage)?,
+        );
+    }
     pb.finish_and_clear();
     let mut noted: Vec<&str> = Vec::new();
     for r in records.iter().filter(|r| r.hash_ns_source == "measured") {
@@ -610,14 +645,22 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         plot_records(path, &benches, &profile.name)?;
     }
     let text = match a.out.format {
+        Format::Table if all_opts.len() > 1 => {
+            super::sim_ab::ab_table(&profile.name, &records, super::sim_ab::record_interval)
+        }
         Format::Table => {
             let global = opts
                 .global_buckets
                 .unwrap_or_else(|| global_hash_size(profile.cpus));
             let d = opts.design;
             format!(
-                "# simulated on profile: {}\n# design: {} buckets ({} B), {} lock, refcount {}; buckets 0 = global hash of {global} buckets\n# mean per-thread ops/sec\n{}{}",
+                "# simulated on profile: {}{}\n# design: {} buckets ({} B), {} lock, refcount {}; buckets 0 = global hash of {global} buckets\n# mean per-thread ops/sec\n{}{}",
                 profile.name,
+                if opts.kernel.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n# kernel preset: {}", opts.kernel)
+                },
                 crate::sim::sweep::layout_name(d.bucket_bytes),
                 d.bucket_bytes,
                 crate::sim::sweep::lock_name(d.lock),
@@ -721,6 +764,7 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
             "hash_ns",
             "hash_ns_source",
             "profile",
+            "kernel",
             "lock",
             "refcount",
             "bucket_bytes",
@@ -738,6 +782,7 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
             r.hash_ns.to_string(),
             r.hash_ns_source.to_string(),
             r.profile.clone(),
+            r.kernel.clone(),
             r.lock.to_string(),
             r.refcount.to_string(),
             r.bucket_bytes.to_string(),

@@ -256,6 +256,19 @@ pub fn waiter_term(spinners: u64, per_waiter: u64) -> u64 {
     spinners * per_waiter
 }
 
+/// The extra line transfers before the lock ([`super::bucket_line`]: reads of the bucket
+/// line before the operation's first write to it, `hb->priv` on 6.16-rc … 7.1), ps: each
+/// moves the line once more from `writer`, its last writer, before the thread reaches the
+/// lock.
+#[inline]
+pub fn prelock_extra(x: &Transfers, transfers: u32, writer: u32, cpu: u32, home: u32) -> u64 {
+    if transfers == 0 {
+        0
+    } else {
+        u64::from(transfers) * x.miss(writer, cpu, home)
+    }
+}
+
 /// Whether a lock of kind `lock` has qspinlock's pending-bit path in this model.
 pub fn has_pending_bit(lock: LockKind, mech: &Mechanisms) -> bool {
     lock == LockKind::Queued && mech.pending_bit
@@ -594,6 +607,17 @@ mod tests {
         assert_eq!((x.handoff(0, 1, 0), x.handoff(0, 1, 1)), (200_000, 600_000));
         let off = Mechanisms::default().without("home-snoop").unwrap();
         assert_eq!(Transfers::new(&m, 3, &off).miss(0, 1, 1), 50_000);
+    }
+
+    #[test]
+    fn the_priv_read_moves_the_line_once_more_from_its_last_writer() {
+        // bucket_line's one extra transfer (6.16-rc … 7.1): a migration from the writer,
+        // 50 ns within a node, 150 ns across, nothing from this CPU itself or for 7.2.
+        let x = transfers(&machine());
+        assert_eq!(prelock_extra(&x, 1, 1, 0, 0), 50_000);
+        assert_eq!(prelock_extra(&x, 1, 3, 0, 0), 150_000);
+        assert_eq!(prelock_extra(&x, 1, 0, 0, 0), 0);
+        assert_eq!(prelock_extra(&x, 0, 3, 0, 0), 0);
     }
 
     #[test]

@@ -272,8 +272,16 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
                 prefetch(&lock[s.next_bucket as usize]);
                 let line = line_of(b);
                 let l = lock[b];
-                let contended = now < l.free_at;
                 let home = home_of_line(line);
+                // The thread is queued from this event, its first request for the line.
+                let writer = if lines_shared {
+                    line_last_cpu[line]
+                } else {
+                    l.last_cpu
+                };
+                let now =
+                    now + cost::prelock_extra(&x, d.extra_prelock_transfers, writer, cpu, home);
+                let contended = now < l.free_at;
                 let mut start = now.max(l.free_at);
                 if contended {
                     start += cost::acquire_contended(
@@ -397,6 +405,46 @@ mod tests {
         assert!(
             (r.ops_per_sec / expect - 1.0).abs() < 0.005,
             "{r:?} vs {expect}"
+        );
+    }
+
+    #[test]
+    fn a_priv_read_before_the_lock_costs_one_more_transfer() {
+        // As above (every operation finds its bucket's line last written by the other
+        // thread), with bucket_line's extra transfer of 6.16-rc … 7.1: the `priv` read
+        // moves the line, then `waiters_inc` upgrades it: 1000 + 2 × 50 + 10 ns.
+        let mut m = machine(2, 1);
+        m.outside_ns = 1000.0;
+        m.hold_ns = 10.0;
+        m.line_miss_ns = 50.0;
+        let mut w = workload(
+            2,
+            2,
+            |t| (0..1024).map(|i| (i + 512 * t as u32) % 1024).collect(),
+            1024,
+        );
+        w.design.extra_prelock_transfers = 1;
+        let len = SimLength {
+            warmup_ops: 0,
+            measured_ops: 100,
+        };
+        let r = simulate(&m, &w, 0.0, len);
+        let expect = 1e9 / (1000.0 + 2.0 * 50.0 + 10.0);
+        assert!(
+            (r.ops_per_sec / expect - 1.0).abs() < 0.005,
+            "{r:?} vs {expect}"
+        );
+        // One thread alone on its buckets: the line never leaves it, nothing extra.
+        let mut one = workload(1, 2, |_| (0..64).collect(), 64);
+        one.design.extra_prelock_transfers = 1;
+        let warm = SimLength {
+            warmup_ops: 10,
+            measured_ops: 100,
+        };
+        let r = simulate(&m, &one, 0.0, warm);
+        assert!(
+            (r.ops_per_sec / (1e9 / 1010.0) - 1.0).abs() < 0.005,
+            "{r:?}"
         );
     }
 

@@ -68,6 +68,7 @@
 //! memory bandwidth, no priority or load balancing in the scheduler (threads stay pinned,
 //! as perf pins them), SMT modelled as a constant factor.
 
+pub mod bucket_line;
 pub mod calibrate;
 pub mod cost;
 pub mod engine;
@@ -132,6 +133,10 @@ pub struct Design {
     pub refcount: Refcount,
     /// Bytes per bucket: 64 = cache-line aligned, 24 = the pre-3.13 packed layout.
     pub bucket_bytes: u32,
+    /// Line transfers an operation pays before the lock beyond the one every layout pays
+    /// ([`bucket_line::extra_prelock_transfers`]: 1 where `futex_hash()` reads `hb->priv`
+    /// before `futex_hb_waiters_inc()`, 6.16-rc … 7.1), each from the line's last writer.
+    pub extra_prelock_transfers: u32,
 }
 
 impl Default for Design {
@@ -140,6 +145,7 @@ impl Default for Design {
             lock: LockKind::Queued,
             refcount: Refcount::None,
             bucket_bytes: CACHE_LINE,
+            extra_prelock_transfers: 0,
         }
     }
 }
@@ -286,9 +292,9 @@ pub fn check_clock(
         + m.hold_ns
         + m.handoff_local_ns
         + m.handoff_remote_ns
-        // The bucket's transfer, and the shared reference's two (6.16: one on taking it,
-        // one on dropping it).
-        + 3.0 * m.line_miss_ns.max(m.line_miss_remote())
+        // The bucket's transfer, the `priv` read's (6.16-rc … 7.1), and the shared
+        // reference's two (6.16-rc: one on taking it, one on dropping it).
+        + 4.0 * m.line_miss_ns.max(m.line_miss_remote())
         + m.ticket_spinner_ns.unwrap_or(0.0) * t
         + m.queue_spinner_ns * t
         + 2.0 * m.atomic_ns

@@ -57,6 +57,8 @@ pub enum Slots {
     Auto,
     /// The RFC v2 default (4 slots).
     AutoRfc,
+    /// `auto` on a kernel without a private hash: its global hash.
+    AutoGlobal,
 }
 
 impl Slots {
@@ -67,6 +69,7 @@ impl Slots {
             // perf's main thread counts too: get_nr_threads() when the last worker forks.
             Slots::Auto => auto_slots(threads as u64 + 1, cpus, global),
             Slots::AutoRfc => AUTO_RFC_SLOTS,
+            Slots::AutoGlobal => 0,
         }
     }
 
@@ -74,7 +77,7 @@ impl Slots {
     pub fn label(self) -> String {
         match self {
             Slots::Fixed(n) => n.to_string(),
-            Slots::Auto => "auto".into(),
+            Slots::Auto | Slots::AutoGlobal => "auto".into(),
             Slots::AutoRfc => "auto-rfc".into(),
         }
     }
@@ -91,6 +94,8 @@ pub struct SimOptions {
     pub global_nodes: u32,
     /// Table sizes; when set, replaces [`SimSweep::buckets`].
     pub slots: Option<Vec<Slots>>,
+    /// The kernel preset the design came from (`--kernel`), "" when none was given.
+    pub kernel: String,
 }
 
 impl Default for SimOptions {
@@ -100,6 +105,7 @@ impl Default for SimOptions {
             global_buckets: None,
             global_nodes: 1,
             slots: None,
+            kernel: String::new(),
         }
     }
 }
@@ -116,6 +122,8 @@ pub struct SimRecord {
     pub hash_ns_source: &'static str,
     /// The profile's name.
     pub profile: String,
+    /// The kernel preset (`--kernel`), "" when the design came from the axis flags alone.
+    pub kernel: String,
     /// `queued` or `ticket`.
     pub lock: &'static str,
     /// `none`, `shared` or `percpu`.
@@ -372,6 +380,7 @@ pub fn run_sweep_until(
             hash_ns: costs[hi].ns,
             hash_ns_source: costs[hi].source.as_str(),
             profile: profile.name.clone(),
+            kernel: opts.kernel.clone(),
             lock: lock_name(opts.design.lock),
             refcount: refcount_name(opts.design.refcount),
             bucket_bytes: opts.design.bucket_bytes,
