@@ -82,7 +82,7 @@ pub fn alignment(
     sim: &[(usize, f64, f64)],
     dir: &Path,
 ) -> Result<Answer, String> {
-    let tol = ctx.sim_error(Some(crate::report::context::PUBLISHED_TABLES[0]));
+    let tol = ctx.sim_error().value;
     let cpus = ctx.machine.cpus_allowed;
     let mut a = Answer {
         question: "Alignment and table size (2013)".into(),
@@ -164,8 +164,8 @@ pub fn alignment(
         "Measured differences inside the sum of the two configurations' run-to-run ranges are \
          not claimed; this machine runs at most {cpus} thread(s) at once, where the 2013 \
          thread's 80-core machine ran 32 to 512, so bucket cache lines are contended far less. Simulated \
-         figures carry the simulator's ±{} validated error.",
-        pct(tol)
+         figures carry {}.",
+        ctx.sim_error().provenance()
     );
     a.figures = json!({ "measured": measured, "simulated": sim.iter().map(|s| json!({"threads": s.0, "buckets_256": s.1, "buckets_65536": s.2})).collect::<Vec<_>>(), "tolerance": tol });
     Ok(a)

@@ -61,7 +61,7 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
     } else {
         let _ = write!(
             s,
-            "and one forced bucket do not differ beyond the ±{} error",
+            "and one forced bucket do not differ beyond the {} fit error",
             pct(tol)
         );
     }
@@ -103,7 +103,7 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
 
 /// Question 5.
 pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
-    let tol = ctx.sim_error(None);
+    let tol = ctx.sim_error().value;
     let mut t = TextTable::new(["profile", "contenders/node", "separated", "forced", "ratio"]);
     for f in figures {
         t.push(vec![
@@ -139,11 +139,11 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
              has the seed box's other costs (the built-in template takes the ratio of the mean \
              cache-to-cache latencies of three published 2-socket 64-core AMD EPYC servers \
              for the first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
-             second). The simulator's validated error over all published rows is ±{}.",
+             second). Simulated figures carry {}.",
             ctx.seed_box.remote_ratio(),
             profile_label(&ctx.seed_box),
             crate::sim::validate::IVB_EP_REMOTE_RATIO,
-            pct(tol)
+            ctx.sim_error().provenance()
         ),
         figures: json!({ "simulated": figures, "seed_separated": SEED_NUMA_SEPARATED, "seed_forced": SEED_NUMA_FORCED, "tolerance": tol }),
         files: Vec::new(),
@@ -213,7 +213,7 @@ mod tests {
         let s = numa_sentence(&[f(seed, 1.0)], 0.1);
         assert!(s.contains("matches within its error"), "{s}");
         let s = numa_sentence(&[f(1.05, 1.0)], 0.1);
-        assert!(s.contains("do not differ beyond the ±10 %"), "{s}");
+        assert!(s.contains("do not differ beyond the 10 % fit error"), "{s}");
         assert!(s.contains("understates"), "{s}");
         assert!(numa_sentence(&[], 0.1).starts_with("No profile has more than one node"));
         // Another machine's split is stated, and the seed's machine is the comparison.

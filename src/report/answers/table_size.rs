@@ -37,7 +37,7 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
     if let Some(p) = c.plateau(tol) {
         let _ = write!(
             s,
-            ", and above {p} slots throughput rises by no more than the ±{} error",
+            ", and above {p} slots throughput rises by no more than the {} fit error",
             pct(tol)
         );
     }
@@ -63,7 +63,7 @@ pub fn default_and_limit(
     curves: &[(MachineProfile, Vec<SlotCurve>)],
     dir: &Path,
 ) -> Result<Answer, String> {
-    let tol = ctx.sim_error(Some(crate::report::context::PUBLISHED_TABLES[0]));
+    let tol = ctx.sim_error().value;
     let mut a = Answer {
         question: "Private hash: a sane default and upper limit".into(),
         ..Answer::default()
@@ -165,13 +165,12 @@ pub fn default_and_limit(
     }
     a.answer = sentences.join(" ");
     a.caveat = format!(
-        "Simulated figures: against the published 240-thread table the simulator is off by \
-         ±{} (exp of its RMS log error over the rows it was not fitted to), so sizes whose \
-         throughput differs by less than that are not told apart. Tail latency is the \
-         simulator's, which models lock hand-offs but no preemption.",
-        pct(tol)
+        "Simulated figures, with {}: sizes whose throughput differs by less than that are \
+         not told apart. Tail latency is the simulator's, which models lock hand-offs but \
+         no preemption.",
+        ctx.sim_error().provenance()
     );
-    a.figures = json!({ "tolerance": tol, "curves": figures });
+    a.figures = json!({ "tolerance": tol, "sim_error": ctx.sim_error(), "curves": figures });
     Ok(a)
 }
 
