@@ -632,8 +632,14 @@ fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
 
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
-pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> {
+pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result<Section, String> {
     let records = sim_hasher_sweep(ctx)?;
+    // A hasher that fails a distribution test is shown with the failure wherever it is
+    // ranked, and never set apart as a gain without it.
+    let warn = |name: &str| {
+        let f = answers::dist_failures(dist, name);
+        (!f.is_empty()).then(|| answers::dist_warning(&f))
+    };
     let rms = |table: &str| {
         crate::sim::validate::rms_log_error(ctx.validation.iter().filter(|r| r.table == table))
     };
@@ -651,11 +657,24 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
          mean ops/s per thread. Every simulated figure in this report carries {} \
          (`futexhash sim validate` prints every row).\n\n{}",
         err.provenance(),
-        code_block(&sim_table(ctx, &records).render_within(MAX_WIDTH, 1))
+        code_block(&sim_table(ctx, &records, &warn).render_within(MAX_WIDTH, 1))
     );
+    let failing: Vec<String> = ctx
+        .hashers
+        .iter()
+        .filter_map(|h| warn(h.name()).map(|w| format!("{} {w}", h.name())))
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(
+            s.markdown,
+            "(F) = fails a distribution test on this run's keys: {}.",
+            failing.join("; ")
+        );
+    }
     // Which hashers the simulation sets apart from jhash2, and whether that survives the
     // simulator's error on the same column.
     let mut apart = Vec::new();
+    let mut locality = false;
     for h in &ctx.hashers {
         if h.name() == "jhash2" {
             continue;
@@ -677,8 +696,12 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
                 ),
                 None => String::new(),
             };
+            let w = warn(h.name()).map_or(String::new(), |w| format!(" — it {w}"));
+            if d > 0.0 && !w.is_empty() {
+                locality = true;
+            }
             apart.push(format!(
-                "{} {:+.0} % at {b} slots{note}",
+                "{} {:+.0} % at {b} slots{note}{w}",
                 h.name(),
                 d * 100.0
             ));
@@ -699,13 +722,24 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
             err.pct(),
             apart.join("; ")
         );
+        if locality {
+            let _ = writeln!(
+                s.markdown,
+                "\nA hasher that fails a distribution test and still comes out faster here \
+                 is no candidate: {}.",
+                answers::PERF_LOCALITY
+            );
+        }
     }
     let lines: Vec<Line> = ctx
         .hashers
         .iter()
         .map(|h| {
             Line::new(
-                h.name(),
+                match warn(h.name()) {
+                    Some(_) => format!("{} (fails)", h.name()),
+                    None => h.name().to_string(),
+                },
                 records
                     .iter()
                     .filter(|r| r.algo == h.name())
@@ -780,9 +814,16 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
     Ok(s)
 }
 
-fn sim_table(ctx: &Context, records: &[BenchRecord]) -> TextTable {
+fn sim_table(
+    ctx: &Context,
+    records: &[BenchRecord],
+    warn: &dyn Fn(&str) -> Option<String>,
+) -> TextTable {
     let mut headers = vec!["buckets".to_string()];
-    headers.extend(ctx.hashers.iter().map(|h| h.name().to_string()));
+    headers.extend(ctx.hashers.iter().map(|h| match warn(h.name()) {
+        Some(_) => format!("{} (F)", h.name()),
+        None => h.name().to_string(),
+    }));
     let mut t = TextTable::new(headers);
     let mut sizes: Vec<u64> = records.iter().map(|r| r.buckets).collect();
     sizes.dedup();
@@ -913,7 +954,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     step("throughput: model and kernel");
     sections.push(throughput_section(ctx, dir)?);
     step("simulation");
-    sections.push(simulation_section(ctx, dir)?);
+    sections.push(simulation_section(ctx, &dist, dir)?);
     Ok(Report { sections })
 }
 

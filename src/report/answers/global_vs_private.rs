@@ -333,7 +333,10 @@ mod tests {
             s.contains("shares none of the victim's 1024 buckets"),
             "{s}"
         );
-        assert!(s.contains("is not told apart: the runs' ranges overlap"), "{s}");
+        assert!(
+            s.contains("is not told apart: the runs' ranges overlap"),
+            "{s}"
+        );
         assert!(!s.contains("lowers"), "{s}");
         // Medians far apart, but one private run is as slow as the global ones: no claim.
         let n = noisy([990.0, 1000.0, 1010.0], [400.0, 500.0, 995.0], 0);
@@ -346,7 +349,10 @@ mod tests {
             ..n.clone()
         };
         let s = global_vs_private_sentence(&c, 256, 0.08, &two, "m");
-        assert!(s.contains("not enough runs (2, a difference is claimed from 3 each)"), "{s}");
+        assert!(
+            s.contains("not enough runs (2, a difference is claimed from 3 each)"),
+            "{s}"
+        );
         // Private faster beyond the error.
         pts[9].1 = 120.0;
         let s = global_vs_private_sentence(&curve(100.0, &pts), 256, 0.08, &n, "m");

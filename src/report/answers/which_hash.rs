@@ -26,6 +26,18 @@ pub fn failed_statistic(r: &DistRecord) -> &'static str {
     }
 }
 
+/// `workload@buckets:statistic` of every failed distribution record of hasher `name`.
+pub fn dist_failures(dist: &[DistRun], name: &str) -> Vec<String> {
+    dist.iter()
+        .flat_map(|d| {
+            d.records
+                .iter()
+                .filter(|r| r.algo == name && r.verdict == Verdict::Fail)
+                .map(move |r| format!("{}@{}:{}", d.workload, r.buckets, failed_statistic(r)))
+        })
+        .collect()
+}
+
 /// The distribution figures the report computed, per workload.
 #[derive(Clone, Debug)]
 pub struct DistRun {
@@ -42,6 +54,9 @@ pub struct DistRun {
 pub struct HashVerdict {
     /// Name.
     pub name: String,
+    /// `full` (hashes `mm` too: fit for the global table) or `addr` (the address only:
+    /// the private table only).
+    pub scope: &'static str,
     /// ns/hash.
     pub cost_ns: Spread,
     /// Largest collisions ratio over every workload and size.
@@ -76,6 +91,7 @@ pub fn hash_verdicts(
     hashers
         .iter()
         .map(|h| {
+            use crate::hashers::KeyHasher as _;
             let name = h.name().to_string();
             let mine = dist.iter().flat_map(|d| {
                 d.records
@@ -84,17 +100,14 @@ pub fn hash_verdicts(
                     .map(move |r| (d.workload.as_str(), r))
             });
             let (mut worst_ratio, mut worst_at) = (0.0f64, String::from("-"));
-            let mut failures = Vec::new();
             for (w, r) in mine {
                 let ratio = r.collisions_ratio();
                 if ratio > worst_ratio {
                     worst_ratio = ratio;
                     worst_at = format!("{w}@{}", r.buckets);
                 }
-                if r.verdict == Verdict::Fail {
-                    failures.push(format!("{w}@{}:{}", r.buckets, failed_statistic(r)));
-                }
             }
+            let failures = dist_failures(dist, &name);
             let cost = ctx_cost(&name).unwrap_or(Spread::single(f64::NAN));
             let predicted = match (kernel_op_ns, jcost) {
                 (Some(k), Some(j)) if cost.median.is_finite() => Some(k / (k - j + cost.median)),
@@ -109,6 +122,7 @@ pub fn hash_verdicts(
             };
             HashVerdict {
                 name,
+                scope: h.scope().as_str(),
                 cost_ns: cost,
                 worst_ratio,
                 worst_at,
@@ -121,35 +135,106 @@ pub fn hash_verdicts(
         .collect()
 }
 
-/// The sentence for question 3: the cheapest hasher no test fails, and whether the seed's
-/// "all equal in throughput" holds within this run's error.
+/// The table a hasher is recommended for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableScope {
+    /// The kernel's global hash: every process's futexes in one table.
+    Global,
+    /// A process's private hash (one `mm`).
+    Private,
+}
+
+impl HashVerdict {
+    /// No distribution test fails and, for the global table, the hasher hashes `mm` too:
+    /// an address-only hasher in the global table puts every process forked from one
+    /// parent (same layout, own `mm`) on the same buckets.
+    pub fn fit_for(&self, t: TableScope) -> bool {
+        self.failures.is_empty() && (t == TableScope::Private || self.scope == "full")
+    }
+
+    /// The warning shown next to a hasher wherever it is ranked: the failed tests.
+    pub fn warning(&self) -> Option<String> {
+        (!self.failures.is_empty()).then(|| dist_warning(&self.failures))
+    }
+}
+
+/// "fails 6 distribution tests (perf@16384:chi2, …): not recommended".
+pub fn dist_warning(failures: &[String]) -> String {
+    let shown: Vec<&str> = failures.iter().take(2).map(String::as_str).collect();
+    format!(
+        "fails {} distribution test{} ({}{}): not recommended",
+        failures.len(),
+        if failures.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if failures.len() > 2 { ", …" } else { "" }
+    )
+}
+
+/// Why a hasher that fails a distribution test can still look fast in perf's loop.
+pub const PERF_LOCALITY: &str = "perf's loop gives each thread its own futexes on pages of \
+    its own, so a hash that keeps a page's futexes in few buckets never moves a bucket's \
+    cache line between CPUs and is rewarded for it: an artefact of the benchmark, not a \
+    property a program whose threads share futexes would see";
+
+/// The cheapest hasher fit for table `t` (measured cost), and the next cheapest.
+pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Option<&HashVerdict>) {
+    let mut fit: Vec<&HashVerdict> = v
+        .iter()
+        .filter(|h| h.fit_for(t) && h.cost_ns.median.is_finite())
+        .collect();
+    fit.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
+    (fit.first().copied(), fit.get(1).copied())
+}
+
+/// The sentence for question 3: the cheapest hasher no test fails, for the global table
+/// (full-scope hashers only) and for the private table, and whether the seed's "all
+/// equal in throughput" holds within this run's error.
 pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> String {
     let mut s = String::new();
-    let clean: Vec<&HashVerdict> = v.iter().filter(|h| h.failures.is_empty()).collect();
-    let cheapest = clean
-        .iter()
-        .filter(|h| h.cost_ns.median.is_finite())
-        .min_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
-    match cheapest {
+    let clean = v.iter().filter(|h| h.failures.is_empty()).count();
+    let (g, _) = recommend(v, TableScope::Global);
+    let (p, _) = recommend(v, TableScope::Private);
+    match g {
         Some(h) => {
             let _ = write!(
                 s,
-                "{} is the cheapest hasher no distribution test fails ({:.2} ns/hash; {} of {} hashers pass every test)",
-                h.name,
-                h.cost_ns.median,
-                clean.len(),
-                v.len()
+                "Global table: {} is the cheapest full-scope hasher no distribution test fails ({:.2} ns/hash)",
+                h.name, h.cost_ns.median
             );
         }
-        None => s.push_str("Every hasher fails at least one distribution test"),
+        None => s.push_str(
+            "Global table: no full-scope hasher passes every distribution test, so none is recommended",
+        ),
     }
+    match p {
+        Some(h) if g.is_some_and(|g| g.name == h.name) => {
+            s.push_str("; private table: the same");
+        }
+        Some(h) => {
+            let _ = write!(
+                s,
+                "; private table: {} ({:.2} ns/hash{})",
+                h.name,
+                h.cost_ns.median,
+                if h.scope == "addr" {
+                    ", an address-only hasher: fit for the private table only, since in the \
+                     global table processes forked from one parent (same addresses, own mm) \
+                     would share every bucket"
+                } else {
+                    ""
+                }
+            );
+        }
+        None => s.push_str("; private table: no hasher passes every distribution test"),
+    }
+    let _ = write!(s, "; {clean} of {} hashers pass every test", v.len());
     let failed: Vec<String> = v
         .iter()
         .filter(|h| !h.failures.is_empty())
         .map(|h| format!("{} ({})", h.name, h.failures[0]))
         .collect();
-    if !failed.is_empty() && cheapest.is_some() {
-        let _ = write!(s, "; failed: {}", failed.join(", "));
+    if !failed.is_empty() {
+        let _ = write!(s, "; not recommended, failing: {}", failed.join(", "));
     }
     let preds: Vec<(&str, f64)> = v
         .iter()
@@ -213,6 +298,7 @@ pub fn which_hash(
     let any_attack = v.iter().any(|h| h.attack.is_some());
     let mut headers = vec![
         "hasher",
+        "scope",
         "ns/hash",
         "worst coll.",
         "at",
@@ -228,6 +314,7 @@ pub fn which_hash(
     for h in &v {
         let mut row = vec![
             h.name.clone(),
+            h.scope.to_string(),
             h.cost_ns.fmt_decimals(2),
             format!("{:.2}", h.worst_ratio),
             h.worst_at.clone(),
@@ -272,6 +359,13 @@ pub fn which_hash(
     );
     for h in v.iter().filter(|h| !h.failures.is_empty()) {
         let _ = writeln!(a.evidence, "- {} fails {}", h.name, h.failures.join(", "));
+    }
+    if v.iter().any(|h| !h.failures.is_empty()) {
+        let _ = writeln!(
+            a.evidence,
+            "\nA hasher that fails is never recommended, for either table, however fast it \
+             looks in a perf-loop figure (the published column, the simulation): {PERF_LOCALITY}."
+        );
     }
     if any_attack {
         let probes = attack_probe_budget(ctx.attack_buckets());
@@ -424,6 +518,11 @@ mod tests {
     fn verdict(name: &str, cost: f64, fails: &[&str], pred: f64) -> HashVerdict {
         HashVerdict {
             name: name.into(),
+            scope: if name.ends_with("-addr") {
+                "addr"
+            } else {
+                "full"
+            },
             cost_ns: Spread::single(cost),
             worst_ratio: 1.0,
             worst_at: "perf@16".into(),
@@ -517,11 +616,14 @@ mod tests {
         let s = which_hash_sentence(&v, Some(k));
         assert!(
             s.starts_with(
-                "jhash2 is the cheapest hasher no distribution test fails (5.00 ns/hash; 2 of 3"
+                "Global table: jhash2 is the cheapest full-scope hasher no distribution test fails (5.00 ns/hash); private table: the same; 2 of 3"
             ),
             "{s}"
         );
-        assert!(s.contains("failed: fast_bad (perf@16384:max-load)"), "{s}");
+        assert!(
+            s.contains("not recommended, failing: fast_bad (perf@16384:max-load)"),
+            "{s}"
+        );
         assert!(s.contains("is predicted to hold"), "{s}");
         assert!(s.contains("(slow) would change throughput by 3.0 %"), "{s}");
         // A 3 % effect against a ±1 % kernel range is a refutation.
@@ -529,7 +631,43 @@ mod tests {
         let s = which_hash_sentence(&v, Some(tight));
         assert!(s.contains("predicted not to hold here"), "{s}");
         let all_bad = vec![verdict("a", 1.0, &["x"], 1.0)];
-        assert!(which_hash_sentence(&all_bad, None).starts_with("Every hasher fails"));
+        let s = which_hash_sentence(&all_bad, None);
+        assert!(
+            s.starts_with("Global table: no full-scope hasher passes every distribution test"),
+            "{s}"
+        );
+        assert!(s.contains("private table: no hasher passes"), "{s}");
+    }
+
+    #[test]
+    fn an_address_only_hasher_is_recommended_for_the_private_table_only() {
+        let v = vec![
+            verdict("jhash2", 5.0, &[], 1.0),
+            verdict("jhash2-addr", 3.0, &[], 1.0),
+            // Cheapest of all but fails: every futex of a page in one bucket.
+            verdict("offsetless", 1.0, &["perf@1024:max-load"], 1.1),
+        ];
+        let (g, g2) = recommend(&v, TableScope::Global);
+        assert_eq!(g.map(|h| h.name.as_str()), Some("jhash2"));
+        assert!(g2.is_none(), "the failing one is no runner-up");
+        let (p, p2) = recommend(&v, TableScope::Private);
+        assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
+        assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"));
+        let s = which_hash_sentence(&v, None);
+        assert!(s.contains("Global table: jhash2 is the cheapest"), "{s}");
+        assert!(
+            s.contains("private table: jhash2-addr (3.00 ns/hash, an address-only hasher: fit for the private table only"),
+            "{s}"
+        );
+        assert!(
+            s.contains("failing: offsetless (perf@1024:max-load)"),
+            "{s}"
+        );
+        assert_eq!(
+            v[2].warning().as_deref(),
+            Some("fails 1 distribution test (perf@1024:max-load): not recommended")
+        );
+        assert_eq!(v[0].warning(), None);
     }
 
     #[test]
