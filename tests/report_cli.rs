@@ -54,6 +54,7 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let headings = [
+        "## Decisions",
         "## Answers",
         "### Private hash: a sane default and upper limit",
         "### Global or private hash: throughput and latency",
@@ -133,6 +134,51 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     ] {
         assert!(json["sections"].get(key).is_some(), "sections.{key}");
     }
+    // The decision table: exactly the six decisions, each with every field.
+    let decisions = json["decisions"].as_array().expect("decisions");
+    let names: Vec<&str> = decisions
+        .iter()
+        .map(|d| d["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "hash_global",
+            "hash_private",
+            "private_default_slots",
+            "private_max_slots",
+            "alignment",
+            "numa_split"
+        ]
+    );
+    for d in decisions {
+        let obj = d.as_object().unwrap();
+        let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            ["confidence", "decision", "evidence", "value", "would_change_if"],
+            "{d}"
+        );
+        assert!(
+            ["high", "medium", "low"].contains(&d["confidence"].as_str().unwrap()),
+            "{d}"
+        );
+        assert!(!d["evidence"].as_str().unwrap().is_empty(), "{d}");
+    }
+    // The global table's hash is full-scope and passes every test: never the
+    // address-only jhash2-addr, never the offset-ignoring C hasher.
+    let global = decisions[0]["value"].as_str().unwrap();
+    let hashers = json["sections"]["answers"]["which_hash"]["figures"]["hashers"]
+        .as_array()
+        .unwrap();
+    let g = hashers
+        .iter()
+        .find(|h| h["name"] == global)
+        .unwrap_or_else(|| panic!("hash_global {global} is no evaluated hasher"));
+    assert_eq!(g["scope"], "full", "{g}");
+    assert!(g["failures"].as_array().unwrap().is_empty(), "{g}");
+    assert_ne!(decisions[1]["value"], "offsetless");
     // The broken hasher is shown failing and recommended for no table.
     let which = &md[md.find("### Which hash").unwrap()..];
     let which = &which[..which[3..].find("\n### ").unwrap() + 3];

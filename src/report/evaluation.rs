@@ -434,8 +434,11 @@ pub fn kernel_curve_sentence(threads: usize, lo: f64, hi: f64, noise: f64, runs:
 /// `perf bench futex hash` on this machine: the model table (jhash2 and jhash2-addr, the
 /// kernel's global and private hashers) next to the real kernel, 1 thread and one per CPU,
 /// `--repeat` runs, plus the side-by-side figures of `futexhash bench --compare`.
-pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> {
-    use crate::bench::compare::compare;
+pub fn throughput_section(
+    ctx: &Context,
+    figures: &crate::bench::compare::Figures,
+    dir: &Path,
+) -> Result<Section, String> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     use crate::hashers::{Builtin, HashKey};
     use std::time::Duration;
@@ -473,7 +476,6 @@ pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
         runs.push(result.records());
     }
     let groups = group_runs(&runs);
-    let figures = compare(runtime, 1024).map_err(|e| e.to_string())?;
     let mut s = Section {
         key: "throughput".into(),
         ..Section::default()
@@ -866,6 +868,8 @@ fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<BenchRecord>, String> {
 /// A whole report: its sections in order (the answers first).
 #[derive(Clone, Debug, Default)]
 pub struct Report {
+    /// The decision table (first in `report.md`, `decisions` in `report.json`).
+    pub decisions: Vec<answers::Decision>,
     /// Sections, in order.
     pub sections: Vec<Section>,
 }
@@ -874,6 +878,9 @@ impl Report {
     /// `report.md`'s text under the title note.
     pub fn markdown(&self, title_note: &str) -> String {
         let mut md = format!("# futexhash report\n\n{title_note}\n\n");
+        if !self.decisions.is_empty() {
+            md.push_str(&answers::decisions_markdown(&self.decisions));
+        }
         for s in &self.sections {
             md.push_str(&s.markdown);
             md.push('\n');
@@ -890,6 +897,7 @@ impl Report {
         json!({
             "machine": ctx.machine,
             "config": config,
+            "decisions": self.decisions,
             "sections": sections,
         })
     }
@@ -912,14 +920,47 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     let noisy = answers::measure_noisy(ctx, runs)?;
     step("answers: alignment");
     let layouts = answers::measure_layouts(ctx, runs)?;
-    let sizes = answers::sim_table_sizes(ctx, &[16, 64, 240])?;
+    let seed003 = answers::sim_seed003(ctx)?;
+    step("bench --compare");
+    let compared = crate::bench::compare::compare(
+        std::time::Duration::from_millis(if ctx.depth == super::context::Depth::Quick {
+            250
+        } else {
+            1000
+        }),
+        1024,
+    )
+    .map_err(|e| e.to_string())?;
+    let paired = compared
+        .figures
+        .iter()
+        .find(|f| f.figure == "aligned_vs_packed");
     step("answers: NUMA");
     let numa = answers::sim_numa(ctx, &[2, 10])?;
+    let (which, verdicts) = answers::which_hash(ctx, &dist, kernel_op, dir)?;
+    let tol = ctx.sim_error().value;
+    let mut decisions = vec![
+        answers::hash_decision(&verdicts, answers::TableScope::Global),
+        answers::hash_decision(&verdicts, answers::TableScope::Private),
+    ];
+    match curves.first().and_then(|(p, l)| Some((p, l.last()?))) {
+        Some((p, top)) => {
+            decisions.push(answers::default_slots_decision(top, p.cpus, tol));
+            decisions.push(answers::max_slots_decision(top, tol));
+        }
+        None => return Err("no simulated slot curve for the 256-CPU box".into()),
+    }
+    decisions.push(answers::alignment_decision(
+        &seed003,
+        paired.map(|f| (f.paired_ratio_median, f.ratio_spread_pct / 100.0)),
+        tol,
+    ));
+    decisions.push(answers::numa_decision(&numa, tol));
     let list = vec![
         answers::default_and_limit(ctx, &curves, dir)?,
         answers::global_vs_private(ctx, &curves, &noisy),
-        answers::which_hash(ctx, &dist, kernel_op, dir)?,
-        answers::alignment(ctx, &layouts, &sizes, dir)?,
+        which,
+        answers::alignment(ctx, &layouts, &seed003, paired, dir)?,
         answers::numa(ctx, &numa),
     ];
     let mut answers_section = Section {
@@ -952,10 +993,13 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     sections.push(hash_cost_section(ctx, kernel_op));
     sections.push(distribution_section(ctx, &dist, dir)?);
     step("throughput: model and kernel");
-    sections.push(throughput_section(ctx, dir)?);
+    sections.push(throughput_section(ctx, &compared, dir)?);
     step("simulation");
     sections.push(simulation_section(ctx, &dist, dir)?);
-    Ok(Report { sections })
+    Ok(Report {
+        decisions,
+        sections,
+    })
 }
 
 #[cfg(test)]

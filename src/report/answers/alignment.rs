@@ -1,21 +1,26 @@
-//! Question 4: alignment and table size (the 2013 thread, seed 003).
+//! Question 4: alignment and table size, on the 2013 thread's own table (seed 003): the
+//! 256-bucket *global* hash with no private hash, packed (pre-3.13, 24-byte buckets
+//! sharing cache lines) against aligned (`____cacheline_aligned_in_smp`, v3.13), held
+//! against the ratios seed 003 published for its 80-core box — simulated with
+//! [`crate::sim::validate::validate_seed003_with`], the box fitted on 2 of its 24 cells —
+//! and against this machine's own paired aligned-vs-packed figure (`bench --compare`'s
+//! `aligned_vs_packed`, [`crate::bench::compare`]).
 
 use super::shared::*;
 use super::*;
+use crate::bench::compare::Figure;
+use crate::render::TextTable;
 use crate::render::plot::{Line, Plot};
-use crate::render::{TextTable, fmt_grouped};
 use crate::report::context::Context;
 use crate::report::spread::Spread;
+use crate::sim::validate::{SEED003_FIT, TABLE_2013, ValidationRow};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The 2013 thread's table at 80 threads (seed 003, an 80-core 1 TB NUMA machine), ops/s:
-/// baseline, aligned only, large table only, large table and aligned.
-pub const SEED_2013_AT_80_THREADS: [f64; 4] = [193_559.0, 323_425.0, 1_028_147.0, 1_130_304.0];
-
-/// One measured configuration of the alignment question.
+/// One configuration of the model global table measured on this machine (the plot and
+/// table behind the answer; the sentence uses the paired [`Figure`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct LayoutFigure {
     /// Threads.
@@ -28,48 +33,144 @@ pub struct LayoutFigure {
     pub ops: Spread,
 }
 
-/// The sentence: packed vs aligned at 256 buckets and 256 × CPUs vs 256, at the largest
-/// thread count measured, plus the simulated large box.
-pub fn alignment_sentence(
-    m: &[LayoutFigure],
-    cpus: usize,
-    sim: Option<(usize, f64, f64)>,
-    sim_tol: f64,
-) -> String {
-    let threads = m.iter().map(|f| f.threads).max().unwrap_or(1);
-    let get = |layout: &str, b: u64| {
-        m.iter()
-            .find(|f| f.threads == threads && f.layout == layout && f.buckets == b)
+/// Seed 003's table at one thread count, published and simulated: aligned ÷ packed on
+/// the 256-bucket global table, and the large table ÷ 256 buckets (both aligned).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Seed003Ratio {
+    /// Threads.
+    pub threads: u64,
+    /// Published `aligned-only / baseline`.
+    pub published_aligned: f64,
+    /// Simulated `aligned-only / baseline`.
+    pub simulated_aligned: f64,
+    /// Published `large table+aligned / aligned-only`.
+    pub published_large: f64,
+    /// Simulated `large table+aligned / aligned-only`.
+    pub simulated_large: f64,
+    /// One of the four cells was used to fit the box.
+    pub fitted: bool,
+}
+
+/// The ratios per thread count from seed 003's validation rows (ascending threads).
+pub fn seed003_ratios(rows: &[ValidationRow]) -> Vec<Seed003Ratio> {
+    let cell = |config: &str, x: u64| {
+        rows.iter()
+            .find(|r| r.table == TABLE_2013 && r.config == config && r.x == x)
     };
-    let big = (256 * cpus as u64).next_power_of_two();
-    let mut s = format!("On this machine at {threads} threads ({cpus} CPUs), ");
-    match (get("aligned", 256), get("packed", 256)) {
-        (Some(a), Some(p)) => {
-            let tol = a.ops.rel_half_range() + p.ops.rel_half_range();
+    let mut threads: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.table == TABLE_2013)
+        .map(|r| r.x)
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads
+        .into_iter()
+        .filter_map(|t| {
+            let (b, a, la) = (
+                cell("baseline", t)?,
+                cell("aligned-only", t)?,
+                cell("large table+aligned", t)?,
+            );
+            Some(Seed003Ratio {
+                threads: t,
+                published_aligned: a.published / b.published,
+                simulated_aligned: a.predicted / b.predicted,
+                published_large: la.published / a.published,
+                simulated_large: la.predicted / a.predicted,
+                fitted: b.fitted || a.fitted || la.fitted,
+            })
+        })
+        .collect()
+}
+
+/// How a simulated ratio compares with the published one, within the fit error `tol`.
+fn against(sim: f64, published: f64, tol: f64) -> &'static str {
+    if (sim / published - 1.0).abs() <= tol {
+        "matches it within the fit error"
+    } else if sim > published {
+        "overstates it"
+    } else {
+        "understates it"
+    }
+}
+
+/// Whether a measured aligned ÷ packed ratio with `spread` (relative) tells the layouts
+/// apart: the ratio is further from 1 than the spread of its paired runs.
+pub fn layouts_told_apart(ratio: f64, spread: f64) -> bool {
+    (ratio - 1.0).abs() > spread
+}
+
+/// The sentence: the 2013 question on its own table (published and simulated), then this
+/// machine's paired figure.
+pub fn alignment_sentence(seed: &[Seed003Ratio], measured: Option<&Figure>, tol: f64) -> String {
+    let mut s = String::new();
+    let at = |t: u64| seed.iter().find(|r| r.threads == t);
+    match at(80).or_else(|| seed.last()) {
+        Some(r) => {
+            let range = |f: &dyn Fn(&Seed003Ratio) -> f64| {
+                let v: Vec<f64> = seed.iter().map(f).collect();
+                (
+                    v.iter().copied().fold(f64::INFINITY, f64::min),
+                    v.iter().copied().fold(0.0, f64::max),
+                )
+            };
+            let (plo, phi) = range(&|r| r.published_aligned);
+            let (slo, shi) = range(&|r| r.simulated_aligned);
             let _ = write!(
                 s,
-                "a packed 256-bucket table {}",
-                relative(p.ops.median, a.ops.median, tol, "aligned ones")
+                "On the 2013 question's own table (256 global buckets, no private hash) seed \
+                 003's 80-core box published aligned buckets at {:.2}× packed at {} threads \
+                 ({plo:.2}–{phi:.2}× over {}–{} threads); the simulated box gives {:.2}× \
+                 ({slo:.2}–{shi:.2}×), which {} ({} fit error; the simulated layouts {} \
+                 beyond it). The large table (roundup_pow_of_two(256 × CPUs), aligned) gives \
+                 {:.2}× the aligned 256 buckets published, {:.2}× simulated",
+                r.published_aligned,
+                r.threads,
+                seed.first().map_or(0, |r| r.threads),
+                seed.last().map_or(0, |r| r.threads),
+                r.simulated_aligned,
+                against(r.simulated_aligned, r.published_aligned, tol),
+                pct(tol),
+                if crate::report::spread::differs(r.simulated_aligned, 1.0, tol) {
+                    "are told apart"
+                } else {
+                    "are not told apart"
+                },
+                r.published_large,
+                r.simulated_large
             );
         }
-        _ => s.push_str("the layouts were not both measured"),
+        None => s.push_str("Seed 003's table could not be simulated"),
     }
-    if big != 256 {
-        if let (Some(small), Some(large)) = (get("aligned", 256), get("aligned", big)) {
-            let tol = small.ops.rel_half_range() + large.ops.rel_half_range();
-            let _ = write!(
-                s,
-                ", and 256 × CPUs = {big} aligned buckets {}",
-                relative(large.ops.median, small.ops.median, tol, "256")
-            );
+    match measured {
+        Some(f) => {
+            let spread = f.ratio_spread_pct / 100.0;
+            if layouts_told_apart(f.paired_ratio_median, spread) {
+                let _ = write!(
+                    s,
+                    ". On this machine `bench --compare` puts aligned at {:.3}× packed \
+                     (paired runs, ±{:.1} %): {} beyond the spread of its {} runs",
+                    f.paired_ratio_median,
+                    f.ratio_spread_pct,
+                    if f.paired_ratio_median > 1.0 {
+                        "aligned is faster"
+                    } else {
+                        "packed is faster"
+                    },
+                    f.reps
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    ". On this machine `bench --compare` puts aligned at {:.3}× packed \
+                     (paired runs, ±{:.1} %): not told apart, the difference is inside the \
+                     spread of its {} runs",
+                    f.paired_ratio_median, f.ratio_spread_pct, f.reps
+                );
+            }
         }
-    }
-    if let Some((t, small, large)) = sim {
-        let _ = write!(
-            s,
-            "; on the simulated 256-CPU box at {t} threads a 256-bucket table {}",
-            relative(small, large, sim_tol, "the 65,536-bucket (256 × CPUs) one")
-        );
+        None => s.push_str(". This machine's paired aligned-vs-packed figure was not measured"),
     }
     s.push('.');
     s
@@ -79,16 +180,34 @@ pub fn alignment_sentence(
 pub fn alignment(
     ctx: &Context,
     measured: &[LayoutFigure],
-    sim: &[(usize, f64, f64)],
+    seed: &[Seed003Ratio],
+    paired: Option<&Figure>,
     dir: &Path,
 ) -> Result<Answer, String> {
-    let tol = ctx.sim_error().value;
+    let err = ctx.sim_error();
+    let tol = err.value;
     let cpus = ctx.machine.cpus_allowed;
     let mut a = Answer {
         question: "Alignment and table size (2013)".into(),
-        answer: alignment_sentence(measured, cpus, sim.last().copied(), tol),
+        answer: alignment_sentence(seed, paired, tol),
         ..Answer::default()
     };
+    let mut st = TextTable::new([
+        "threads",
+        "aligned÷packed pub.",
+        "sim.",
+        "large÷256 pub.",
+        "sim.",
+    ]);
+    for r in seed {
+        st.push(vec![
+            format!("{}{}", r.threads, if r.fitted { "*" } else { "" }),
+            format!("{:.2}", r.published_aligned),
+            format!("{:.2}", r.simulated_aligned),
+            format!("{:.2}", r.published_large),
+            format!("{:.2}", r.simulated_large),
+        ]);
+    }
     let mut t = TextTable::new(["threads", "layout", "buckets", "ops/s per thread"]);
     for f in measured {
         t.push(vec![
@@ -98,104 +217,101 @@ pub fn alignment(
             f.ops.fmt_grouped(),
         ]);
     }
-    let mut st = TextTable::new(["threads", "256 buckets", "65,536 buckets", "ratio"]);
-    for &(th, small, large) in sim {
-        st.push(vec![
-            th.to_string(),
-            fmt_grouped(small, 0),
-            fmt_grouped(large, 0),
-            format!("{:.2}", small / large),
-        ]);
-    }
     let _ = write!(
         a.evidence,
-        "Measured on this machine, model global table (jhash2, 1024 futexes per thread), \
-         median ± half-range of {} runs:\n\n{}\nSimulated 256-CPU box (aligned buckets; the \
-         simulator has no packed layout), ops/s per thread:\n\n{}",
+        "Seed 003's 80-core box: published ratios ({TABLE_2013}) and the simulator's, the \
+         box fitted on '{}' at {} and '{}' at {} threads (rows with a fitted cell: *); \
+         256 global buckets, private hash off, packed = 24-byte buckets:\n\n{}\n\
+         Measured on this machine, model global table (jhash2, 1024 futexes per thread), \
+         median ± half-range of {} runs (the sentence uses `bench --compare`'s paired \
+         figure instead, which alternates the two layouts run by run):\n\n{}",
+        SEED003_FIT[0].0,
+        SEED003_FIT[0].1,
+        SEED003_FIT[1].0,
+        SEED003_FIT[1].1,
+        code(&st.render_within(MAX_WIDTH, 1)),
         ctx.answer_runs(),
-        code(&t.render_within(MAX_WIDTH, 2)),
-        code(&st.render_within(MAX_WIDTH, 1))
+        code(&t.render_within(MAX_WIDTH, 2))
     );
+    // The plot: aligned ÷ packed per thread count and table size, with the runs' range
+    // (min over max and max over min), next to the published and simulated 2013 ratios.
     let mut lines = Vec::new();
-    let mut combos: Vec<(String, u64)> = Vec::new();
-    for f in measured {
-        if !combos.contains(&(f.layout.clone(), f.buckets)) {
-            combos.push((f.layout.clone(), f.buckets));
-        }
-    }
-    for (layout, b) in combos {
-        let pts: Vec<&LayoutFigure> = measured
+    let mut sizes: Vec<u64> = measured.iter().map(|f| f.buckets).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    for b in sizes {
+        let mut pts = Vec::new();
+        let mut spread = Vec::new();
+        for al in measured
             .iter()
-            .filter(|f| f.layout == layout && f.buckets == b)
-            .collect();
-        lines.push(Line {
-            name: format!("{layout}, {b} buckets"),
-            points: pts
+            .filter(|f| f.buckets == b && f.layout == "aligned")
+        {
+            if let Some(pk) = measured
                 .iter()
-                .map(|f| (f.threads as f64, f.ops.median))
-                .collect(),
-            spread: pts.iter().map(|f| (f.ops.min, f.ops.max)).collect(),
+                .find(|f| f.buckets == b && f.layout == "packed" && f.threads == al.threads)
+            {
+                pts.push((al.threads as f64, al.ops.median / pk.ops.median));
+                spread.push((al.ops.min / pk.ops.max, al.ops.max / pk.ops.min));
+            }
+        }
+        lines.push(Line {
+            name: format!("this machine, {b} buckets"),
+            points: pts,
+            spread,
             markers_only: false,
         });
     }
+    lines.push(Line::new(
+        "seed 003 published",
+        seed.iter()
+            .map(|r| (r.threads as f64, r.published_aligned))
+            .collect(),
+    ));
+    lines.push(Line::new(
+        "seed 003 simulated",
+        seed.iter()
+            .map(|r| (r.threads as f64, r.simulated_aligned))
+            .collect(),
+    ));
     let plot = Plot {
-        title: "aligned vs packed buckets on this machine (model table)".into(),
+        title: "aligned ÷ packed buckets, 256-bucket global table".into(),
         x_label: "threads".into(),
-        y_label: "ops/sec per thread".into(),
+        y_label: "ops/sec aligned ÷ packed".into(),
+        log2_x: true,
         lines,
+        reference: Some((1.0, "no difference".into())),
         ..Plot::default()
     };
     write_plot(dir, "answer-layout.svg", &plot, &mut a)?;
-    let [base, aligned, large, both] = SEED_2013_AT_80_THREADS;
-    let _ = writeln!(
-        a.evidence,
-        "For comparison, the 2013 thread's 80-core NUMA machine at 80 threads: aligned buckets \
-         {:.2}×, the larger table {:.2}×, both {:.2}× the baseline's {} ops/s.\n",
-        aligned / base,
-        large / base,
-        both / base,
-        fmt_grouped(base, 0)
-    );
     a.commands = vec![
+        "futexhash sim validate   # seed003 table: predicted/published per cell".into(),
+        "futexhash bench --compare   # aligned_vs_packed: paired runs".into(),
         "futexhash bench --backend model --table global --layout packed -b 256 -t 1,2".into(),
-        "futexhash sim --profile seed-256cpu -t 240 -b 256,0".into(),
     ];
     a.caveat = format!(
-        "Measured differences inside the sum of the two configurations' run-to-run ranges are \
-         not claimed; this machine runs at most {cpus} thread(s) at once, where the 2013 \
-         thread's 80-core machine ran 32 to 512, so bucket cache lines are contended far less. Simulated \
-         figures carry {}.",
-        ctx.sim_error().provenance()
+        "This machine runs at most {cpus} thread(s) at once, where the 2013 thread's \
+         80-core machine ran 32 to 512, so bucket cache lines are contended far less here; \
+         its figure is a paired ratio, told apart from 1 only beyond the spread of its \
+         runs. Simulated figures carry {}.",
+        err.provenance()
     );
-    a.figures = json!({ "measured": measured, "simulated": sim.iter().map(|s| json!({"threads": s.0, "buckets_256": s.1, "buckets_65536": s.2})).collect::<Vec<_>>(), "tolerance": tol });
+    a.figures = json!({
+        "measured": measured, "seed003": seed, "paired": paired,
+        "tolerance": tol, "sim_error": err,
+    });
     Ok(a)
 }
 
-/// Simulated 256 vs 65,536 buckets (the global size of 256 CPUs) at each thread count.
-pub fn sim_table_sizes(ctx: &Context, threads: &[usize]) -> Result<Vec<(usize, f64, f64)>, String> {
-    use crate::sim::sweep::{SimSweep, run_sweep};
-    let sweep = SimSweep {
-        threads: threads.to_vec(),
-        futexes: 1024,
-        buckets: vec![256, 0],
-        hashers: vec![jhash2()],
-        op: crate::sim::SimOp::WaitFail,
-        node: None,
-        len: ctx.sim_len,
-        seed: 1,
-    };
-    let recs = run_sweep(&ctx.seed_box, &sweep, || {})?;
-    Ok(threads
-        .iter()
-        .filter_map(|&t| {
-            let get = |b: u64| {
-                recs.iter()
-                    .find(|r| r.threads == t && r.buckets == b)
-                    .map(|r| r.ops_per_sec)
-            };
-            Some((t, get(256)?, get(0)?))
-        })
-        .collect())
+/// Seed 003's table simulated: its box (hash costs as this run measured them where the
+/// template has none) fitted on [`SEED003_FIT`], every cell predicted.
+pub fn sim_seed003(ctx: &Context) -> Result<Vec<Seed003Ratio>, String> {
+    let template = crate::report::context::with_measured_costs(
+        crate::sim::validate::seed003_box_template(),
+        &ctx.costs,
+    );
+    let (_, rows) =
+        crate::sim::validate::validate_seed003_with(&ctx.data_dir, &template, ctx.sim_len)?;
+    Ok(seed003_ratios(&rows))
 }
 
 /// The model global table, aligned and packed, 256 and 256 × CPUs buckets, 1 thread and
@@ -250,38 +366,83 @@ pub fn measure_layouts(ctx: &Context, runs: usize) -> Result<Vec<LayoutFigure>, 
 mod tests {
     use super::*;
 
+    fn row(config: &str, x: u64, published: f64, predicted: f64) -> ValidationRow {
+        ValidationRow {
+            table: TABLE_2013.into(),
+            config: config.into(),
+            x,
+            published,
+            predicted,
+            fitted: false,
+            algo: "jhash2".into(),
+            buckets: 0,
+            ratio: predicted / published,
+        }
+    }
+
+    fn paired(ratio: f64, spread_pct: f64) -> Figure {
+        Figure {
+            figure: "aligned_vs_packed",
+            a: "aligned".into(),
+            a_median: ratio,
+            b: "packed".into(),
+            b_median: 1.0,
+            unit: "ops",
+            ratio,
+            a_spread_pct: 0.0,
+            b_spread_pct: 0.0,
+            paired_ratio_median: ratio,
+            ratio_spread_pct: spread_pct,
+            meets: None,
+            machine: String::new(),
+            expected: "",
+            reps: 3,
+            min_cpu_share: 1.0,
+        }
+    }
+
     #[test]
-    fn alignment_sentence_claims_only_differences_beyond_the_ranges() {
-        let f = |layout: &str, b: u64, v: [f64; 3]| LayoutFigure {
-            threads: 2,
-            layout: layout.into(),
-            buckets: b,
-            ops: Spread::of(&v).unwrap(),
-        };
-        let m = vec![
-            f("aligned", 256, [99.0, 100.0, 101.0]),
-            f("packed", 256, [79.0, 80.0, 81.0]),
-            f("aligned", 512, [99.0, 100.5, 101.0]),
+    fn the_2013_ratios_are_the_published_cells_divided() {
+        // Seed 003 at 80 threads: 193,559 / 323,425 / 1,130,304.
+        let rows = vec![
+            row("baseline", 80, 193_559.0, 200_000.0),
+            row("aligned-only", 80, 323_425.0, 300_000.0),
+            row("large table+aligned", 80, 1_130_304.0, 900_000.0),
         ];
-        let s = alignment_sentence(&m, 2, Some((240, 50.0, 100.0)), 0.08);
+        let r = seed003_ratios(&rows);
+        assert_eq!(r.len(), 1);
+        assert!((r[0].published_aligned - 323_425.0 / 193_559.0).abs() < 1e-12);
+        assert!((r[0].simulated_aligned - 1.5).abs() < 1e-12);
+        assert!((r[0].published_large - 1_130_304.0 / 323_425.0).abs() < 1e-12);
+        assert!((r[0].simulated_large - 3.0).abs() < 1e-12);
+        let s = alignment_sentence(&r, Some(&paired(1.326, 4.0)), 0.1);
         assert!(
-            s.contains("a packed 256-bucket table reaches 80 % of aligned ones"),
+            s.contains("published aligned buckets at 1.67× packed at 80 threads"),
             "{s}"
         );
-        assert!(s.contains("512 aligned buckets matches 256 within"), "{s}");
+        // 1.5 against 1.67: 10 % low, beyond a 9 % error, inside an 11 % one.
         assert!(
-            s.contains("a 256-bucket table reaches 50 % of the 65,536-bucket"),
+            s.contains("gives 1.50×") && s.contains("which understates it"),
             "{s}"
         );
-        let m = vec![
-            f("aligned", 256, [99.0, 100.0, 101.0]),
-            f("packed", 256, [98.0, 99.5, 101.0]),
-        ];
-        let s = alignment_sentence(&m, 1, None, 0.08);
+        let s11 = alignment_sentence(&r, None, 0.11);
+        assert!(s11.contains("matches it within the fit error"), "{s11}");
         assert!(
-            s.contains("a packed 256-bucket table matches aligned ones"),
+            s.contains("aligned at 1.326× packed (paired runs, ±4.0 %): aligned is faster"),
             "{s}"
         );
-        assert!(!s.contains("256 × CPUs"), "one CPU: 256 × CPUs is 256: {s}");
+        assert!(!s.contains("simulator has no packed layout"), "{s}");
+    }
+
+    #[test]
+    fn a_paired_difference_inside_its_spread_is_not_told_apart() {
+        assert!(!layouts_told_apart(1.03, 0.05));
+        assert!(layouts_told_apart(1.06, 0.05));
+        assert!(layouts_told_apart(0.90, 0.05));
+        let s = alignment_sentence(&[], Some(&paired(1.03, 5.0)), 0.1);
+        assert!(s.contains("not told apart"), "{s}");
+        assert!(!s.contains("aligned is faster"), "{s}");
+        let s = alignment_sentence(&[], Some(&paired(0.9, 5.0)), 0.1);
+        assert!(s.contains("packed is faster"), "{s}");
     }
 }

@@ -17,6 +17,9 @@
 //! 5. [`numa`]: per-node tables, separated vs forced into one node (the 2023 `FUTEX2_NUMA`
 //!    thread, seed 002).
 //!
+//! [`decisions`] turns the answers' figures into the decision table at the top of the
+//! report.
+//!
 //! Every sentence is built by a pure function of the figures (tested on synthetic data on
 //! both sides of each condition); the figures come from the few `sim_*` and `measure_*`
 //! functions (in [`shared`] and each question's module), the only ones that call the
@@ -24,6 +27,7 @@
 
 pub mod alignment;
 pub mod attack;
+pub mod decisions;
 pub mod global_vs_private;
 pub mod numa;
 pub mod shared;
@@ -32,6 +36,7 @@ pub mod which_hash;
 
 pub use alignment::*;
 pub use attack::*;
+pub use decisions::*;
 pub use global_vs_private::*;
 pub use numa::*;
 pub use shared::{policy_slots, profile_label, profile_threads, relative, sim_slot_curves};

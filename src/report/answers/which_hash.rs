@@ -280,7 +280,7 @@ pub fn which_hash(
     dist: &[DistRun],
     kernel_op_ns: Option<Spread>,
     dir: &Path,
-) -> Result<Answer, String> {
+) -> Result<(Answer, Vec<HashVerdict>), String> {
     let published = published_algo_means(&ctx.data_dir)?;
     let v = hash_verdicts(
         &ctx.hashers,
@@ -432,7 +432,7 @@ pub fn which_hash(
         ))
     );
     a.figures = json!({ "hashers": v, "kernel_op_ns": kernel_op_ns, "published_means": published });
-    Ok(a)
+    Ok((a, v))
 }
 
 /// Mean throughput over rows ≥ 1024 slots per column of the published eight-algorithm
