@@ -157,7 +157,13 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
         keys.sort_unstable();
         assert_eq!(
             keys,
-            ["confidence", "decision", "evidence", "value", "would_change_if"],
+            [
+                "confidence",
+                "decision",
+                "evidence",
+                "value",
+                "would_change_if"
+            ],
             "{d}"
         );
         assert!(

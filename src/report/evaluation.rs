@@ -265,8 +265,18 @@ pub fn distribution_section(
             .hashers
             .iter()
             .map(|h| {
+                let failed: Vec<String> = run
+                    .records
+                    .iter()
+                    .filter(|r| r.algo == h.name() && r.verdict == Verdict::Fail)
+                    .map(|r| format!("2^{}", r.buckets.trailing_zeros()))
+                    .collect();
                 Line::new(
-                    h.name(),
+                    if failed.is_empty() {
+                        h.name().to_string()
+                    } else {
+                        format!("{} (fails at {})", h.name(), failed.join(","))
+                    },
                     run.records
                         .iter()
                         .filter(|r| r.algo == h.name())
@@ -527,7 +537,38 @@ pub fn throughput_section(
         let _ = writeln!(s.markdown, "\n> {w}");
     }
     let mut lines: Vec<Line> = Vec::new();
+    // The global table has no slot count: drawn flat across the private sizes measured,
+    // so each private curve can be read against it.
+    let (xmin, xmax) = groups
+        .iter()
+        .filter(|(r, _)| r.buckets > 0 && r.table != "global")
+        .map(|(r, _)| r.buckets as f64)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), b| {
+            (lo.min(b), hi.max(b))
+        });
+    for (r, sp) in groups.iter().filter(|(r, _)| r.table == "global") {
+        if !xmin.is_finite() {
+            break;
+        }
+        let name = format!("{} global, {} thread(s)", r.column_label(), r.threads);
+        if lines.iter().any(|l| l.name == name) {
+            continue;
+        }
+        lines.push(Line {
+            markers_only: false,
+            name,
+            points: vec![(xmin, sp.median), (xmax, sp.median)],
+            spread: if ctx.repeat > 1 {
+                vec![(sp.min, sp.max); 2]
+            } else {
+                Vec::new()
+            },
+        });
+    }
     for (r, _) in &groups {
+        if r.table == "global" {
+            continue;
+        }
         let name = format!("{}, {} thread(s)", r.column_label(), r.threads);
         if lines.iter().any(|l| l.name == name) {
             continue;
@@ -554,9 +595,12 @@ pub fn throughput_section(
     }
     let plot = Plot {
         title: "perf bench futex hash on this machine".into(),
-        x_label: "private hash slots".into(),
+        x_label: "private hash slots (global table: flat)".into(),
         y_label: "mean ops/sec per thread".into(),
         log2_x: true,
+        // Rates are compared by ratio: a log axis draws equal ratios as equal distances
+        // whatever the span, and never flips scale between runs whose span crosses 10×.
+        y_scale: crate::render::plot::YScale::Log,
         lines,
         ..Plot::default()
     };
@@ -744,8 +788,13 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
                 },
                 records
                     .iter()
-                    .filter(|r| r.algo == h.name())
-                    .map(|r| (r.buckets as f64, r.ops_per_sec))
+                    .filter(|r| r.algo == h.name() && r.buckets > 0)
+                    .filter_map(|r| {
+                        let j = records
+                            .iter()
+                            .find(|x| x.algo == "jhash2" && x.buckets == r.buckets)?;
+                        Some((r.buckets as f64, r.ops_per_sec / j.ops_per_sec))
+                    })
                     .collect(),
             )
         })
@@ -754,15 +803,42 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
         dir,
         "sim-256cpu.svg",
         &Plot {
-            title: "simulated 256-CPU box, 240 threads".into(),
+            title: "simulated 256-CPU box, 240 threads, each hasher ÷ jhash2".into(),
             x_label: "private hash slots".into(),
-            y_label: "ops/sec per thread".into(),
+            y_label: "ops/sec ÷ jhash2's".into(),
             log2_x: true,
+            y_scale: crate::render::plot::YScale::Linear,
+            band: Some(Band {
+                name: format!("jhash2 ± {} fit error", err.pct()),
+                points: records
+                    .iter()
+                    .filter(|r| r.algo == "jhash2" && r.buckets > 0)
+                    .map(|r| (r.buckets as f64, 1.0 - tol, 1.0 + tol))
+                    .collect(),
+            }),
+            reference: Some((1.0, "jhash2".into())),
             lines,
             ..Plot::default()
         },
         &mut s,
     )?;
+    // The published runs behind the 240-thread means, as the range each cell's runs span.
+    let runs_band = crate::sim::validate::read_runs(&ctx.data_dir)
+        .ok()
+        .flatten()
+        .map(|t| Band {
+            name: "published runs' range".into(),
+            points: t
+                .rows
+                .iter()
+                .filter(|(b, v)| *b > 0 && !v.is_empty())
+                .map(|(b, v)| {
+                    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = v.iter().copied().fold(0.0, f64::max);
+                    (*b as f64, lo, hi)
+                })
+                .collect(),
+        });
     let published: Vec<&crate::sim::validate::ValidationRow> = ctx
         .validation
         .iter()
@@ -791,7 +867,19 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
                         .map(|r| (r.buckets as f64, r.predicted))
                         .collect(),
                 ),
+                Line {
+                    name: "fitted cells (calibration)".into(),
+                    points: published
+                        .iter()
+                        .filter(|r| r.fitted)
+                        .map(|r| (r.buckets as f64, r.published))
+                        .collect(),
+                    spread: Vec::new(),
+                    markers_only: true,
+                },
             ],
+            y_scale: crate::render::plot::YScale::Log,
+            band: runs_band,
             ..Plot::default()
         },
         &mut s,

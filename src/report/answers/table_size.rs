@@ -151,6 +151,8 @@ pub fn default_and_limit(
                     .unwrap_or_default(),
             }),
             reference: Some((1.0, "global hash".into())),
+            // A ratio of rates: log, so the axis does not change with the span.
+            y_scale: crate::render::plot::YScale::Log,
             ..Plot::default()
         };
         write_plot(dir, &file, &plot, &mut a)?;
