@@ -11,14 +11,41 @@ fn tmp(tag: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("fh-report-{tag}-{}", std::process::id()))
 }
 
+/// A well-mixed hash of the whole key that ignores the offset word: every futex of a page
+/// lands in one bucket. perf's loop (each thread its own page) rewards it; it must never
+/// be recommended.
+const OFFSETLESS_C: &str = r#"
+#include <stdint.h>
+static uint64_t fmix64(uint64_t k)
+{
+	k ^= k >> 33; k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33; k *= 0xc4ceb9fe1a85ec53ULL;
+	k ^= k >> 33;
+	return k;
+}
+uint32_t futex_hash(const uint32_t *key, uint32_t offset)
+{
+	uint64_t w0 = key[0] | ((uint64_t)key[1] << 32);
+	uint64_t w1 = key[2] | ((uint64_t)key[3] << 32);
+	(void)offset;
+	return (uint32_t)fmix64(w0 ^ fmix64(w1));
+}
+"#;
+
 #[test]
 fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     let dir = tmp("full");
+    let src = tmp("offsetless.c");
+    std::fs::write(&src, OFFSETLESS_C).unwrap();
+    let algos = format!(
+        "mine=c:examples/hashers/jhash2.c,offsetless=c:{}",
+        src.display()
+    );
     let o = futexhash(&[
         "report",
         "--quick",
         "--algo",
-        "mine=c:examples/hashers/jhash2.c",
+        &algos,
         "--profile",
         "this-vm",
         "--out",
@@ -27,6 +54,7 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let headings = [
+        "## Decisions",
         "## Answers",
         "### Private hash: a sane default and upper limit",
         "### Global or private hash: throughput and latency",
@@ -106,6 +134,80 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     ] {
         assert!(json["sections"].get(key).is_some(), "sections.{key}");
     }
+    // The decision table: exactly the six decisions, each with every field.
+    let decisions = json["decisions"].as_array().expect("decisions");
+    let names: Vec<&str> = decisions
+        .iter()
+        .map(|d| d["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "hash_global",
+            "hash_private",
+            "private_default_slots",
+            "private_max_slots",
+            "alignment",
+            "numa_split"
+        ]
+    );
+    for d in decisions {
+        let obj = d.as_object().unwrap();
+        let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "confidence",
+                "decision",
+                "evidence",
+                "value",
+                "would_change_if"
+            ],
+            "{d}"
+        );
+        assert!(
+            ["high", "medium", "low"].contains(&d["confidence"].as_str().unwrap()),
+            "{d}"
+        );
+        assert!(!d["evidence"].as_str().unwrap().is_empty(), "{d}");
+    }
+    // The global table's hash is full-scope and passes every test: never the
+    // address-only jhash2-addr, never the offset-ignoring C hasher.
+    let global = decisions[0]["value"].as_str().unwrap();
+    let hashers = json["sections"]["answers"]["which_hash"]["figures"]["hashers"]
+        .as_array()
+        .unwrap();
+    let g = hashers
+        .iter()
+        .find(|h| h["name"] == global)
+        .unwrap_or_else(|| panic!("hash_global {global} is no evaluated hasher"));
+    assert_eq!(g["scope"], "full", "{g}");
+    assert!(g["failures"].as_array().unwrap().is_empty(), "{g}");
+    assert_ne!(decisions[1]["value"], "offsetless");
+    // The broken hasher is shown failing and recommended for no table.
+    let which = &md[md.find("### Which hash").unwrap()..];
+    let which = &which[..which[3..].find("\n### ").unwrap() + 3];
+    let answer = which
+        .lines()
+        .find(|l| l.starts_with("**Answer.**"))
+        .unwrap();
+    let (recommended, failing) = answer
+        .split_once("not recommended, failing:")
+        .expect(answer);
+    assert!(!recommended.contains("offsetless"), "{answer}");
+    assert!(failing.contains("offsetless ("), "{answer}");
+    let sim = &md[md.find("## Prediction").unwrap()..];
+    assert!(
+        sim.contains("offsetless (F)"),
+        "sim table marks the failure"
+    );
+    let apart = sim.lines().find(|l| l.contains("sets apart")).unwrap_or("");
+    if let Some(at) = apart.find("offsetless +") {
+        let clause = &apart[at..];
+        let clause = &clause[..clause.find("; ").unwrap_or(clause.len())];
+        assert!(clause.contains("— it fails"), "{clause}");
+    }
     let cost = &json["sections"]["hash_cost"]["hashers"];
     let mine = cost
         .as_array()
@@ -118,6 +220,7 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
         "a C hasher is never free"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(&src);
 }
 
 #[test]

@@ -33,8 +33,26 @@ pub type Series = (String, Vec<(f64, f64)>);
 /// Size of a one-panel plot in pixels (data area plus legend column).
 pub const PLOT_SIZE: (u32, u32) = (1000, 560);
 
-/// Width of the legend column right of the data area.
+/// Width of the legend column right of the data area, at least.
 const LEGEND_WIDTH: u32 = 240;
+
+/// The widest the legend column grows for long names (the plot widens with it).
+const MAX_LEGEND_WIDTH: u32 = 520;
+
+/// The legend column's width for `p`: wide enough for its longest name at the 13 px
+/// sans-serif legend font (about 7 px per character, plus the swatch), so no name is
+/// clipped, within [`LEGEND_WIDTH`]..=[`MAX_LEGEND_WIDTH`].
+pub fn legend_width(p: &Plot) -> u32 {
+    let longest = p
+        .lines
+        .iter()
+        .map(|l| l.name.chars().count())
+        .chain(p.band.iter().map(|b| b.name.chars().count()))
+        .chain(p.reference.iter().map(|r| r.1.chars().count()))
+        .max()
+        .unwrap_or(0) as u32;
+    (48 + 7 * longest).clamp(LEGEND_WIDTH, MAX_LEGEND_WIDTH)
+}
 
 /// Height of each panel when a plot is faceted.
 const FACET_HEIGHT: u32 = 420;
@@ -325,13 +343,15 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
     };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (PLOT_SIZE.0, height)).into_drawing_area();
+        let legend_w = legend_width(p);
+        let width = PLOT_SIZE.0 - LEGEND_WIDTH + legend_w;
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(to_io)?;
         let body = root.titled(&p.title, ("sans-serif", 22)).map_err(to_io)?;
         let areas = body.split_evenly((panels.len(), 1));
         let mut first_index = 0usize;
         for (panel_no, (area, lines)) in areas.iter().zip(&panels).enumerate() {
-            let (data_area, legend_area) = area.split_horizontally(PLOT_SIZE.0 - LEGEND_WIDTH);
+            let (data_area, legend_area) = area.split_horizontally(width - legend_w);
             let mut chart = ChartBuilder::on(&data_area)
                 .margin(12)
                 .x_label_area_size(48)
@@ -631,6 +651,26 @@ mod tests {
         assert!(!use_log_y(YScale::Linear, [1.0, 1e6]));
         assert!(use_log_y(YScale::Log, [1.0, 2.0]));
         assert!(!use_log_y(YScale::Auto, []));
+    }
+
+    #[test]
+    fn the_legend_column_fits_the_longest_name() {
+        let mut p = Plot {
+            lines: vec![Line::new("a", vec![(1.0, 1.0)])],
+            ..Plot::default()
+        };
+        assert_eq!(legend_width(&p), LEGEND_WIDTH);
+        // 60 characters at ~7 px + 48 px of swatch: 468 px, and the SVG widens by 228.
+        p.lines[0].name = "x".repeat(60);
+        assert_eq!(legend_width(&p), 468);
+        let svg = plot_svg_string(&p).unwrap();
+        assert!(
+            svg.contains(&format!("width=\"{}\"", PLOT_SIZE.0 + 228)),
+            "{}",
+            &svg[..200]
+        );
+        p.lines[0].name = "x".repeat(500);
+        assert_eq!(legend_width(&p), MAX_LEGEND_WIDTH);
     }
 
     #[test]

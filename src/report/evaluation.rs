@@ -265,8 +265,18 @@ pub fn distribution_section(
             .hashers
             .iter()
             .map(|h| {
+                let failed: Vec<String> = run
+                    .records
+                    .iter()
+                    .filter(|r| r.algo == h.name() && r.verdict == Verdict::Fail)
+                    .map(|r| format!("2^{}", r.buckets.trailing_zeros()))
+                    .collect();
                 Line::new(
-                    h.name(),
+                    if failed.is_empty() {
+                        h.name().to_string()
+                    } else {
+                        format!("{} (fails at {})", h.name(), failed.join(","))
+                    },
                     run.records
                         .iter()
                         .filter(|r| r.algo == h.name())
@@ -398,6 +408,18 @@ pub fn kernel_curve_sentence(threads: usize, lo: f64, hi: f64, noise: f64, runs:
             change * 100.0,
             noise * 100.0
         )
+    } else if runs > 1 && threads == 1 {
+        // One thread takes every bucket lock uncontended: nothing in the table can make
+        // one size slower than another by more than its runs disagree, so a difference
+        // beyond that is the machine (other work on its CPUs during some runs).
+        format!(
+            "At 1 thread the kernel's throughput differs by {:.0} % across bucket counts, \
+             beyond twice its ±{:.0} % run-to-run range; one thread cannot contend with \
+             itself, so this is the machine being busy during some runs, not the bucket \
+             count.",
+            change * 100.0,
+            noise * 100.0
+        )
     } else if runs > 1 {
         format!(
             "At {threads} thread(s) the kernel's throughput varies by {:.0} % across bucket \
@@ -422,8 +444,11 @@ pub fn kernel_curve_sentence(threads: usize, lo: f64, hi: f64, noise: f64, runs:
 /// `perf bench futex hash` on this machine: the model table (jhash2 and jhash2-addr, the
 /// kernel's global and private hashers) next to the real kernel, 1 thread and one per CPU,
 /// `--repeat` runs, plus the side-by-side figures of `futexhash bench --compare`.
-pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> {
-    use crate::bench::compare::compare;
+pub fn throughput_section(
+    ctx: &Context,
+    figures: &crate::bench::compare::Figures,
+    dir: &Path,
+) -> Result<Section, String> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     use crate::hashers::{Builtin, HashKey};
     use std::time::Duration;
@@ -461,7 +486,6 @@ pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
         runs.push(result.records());
     }
     let groups = group_runs(&runs);
-    let figures = compare(runtime, 1024).map_err(|e| e.to_string())?;
     let mut s = Section {
         key: "throughput".into(),
         ..Section::default()
@@ -513,7 +537,38 @@ pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
         let _ = writeln!(s.markdown, "\n> {w}");
     }
     let mut lines: Vec<Line> = Vec::new();
+    // The global table has no slot count: drawn flat across the private sizes measured,
+    // so each private curve can be read against it.
+    let (xmin, xmax) = groups
+        .iter()
+        .filter(|(r, _)| r.buckets > 0 && r.table != "global")
+        .map(|(r, _)| r.buckets as f64)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), b| {
+            (lo.min(b), hi.max(b))
+        });
+    for (r, sp) in groups.iter().filter(|(r, _)| r.table == "global") {
+        if !xmin.is_finite() {
+            break;
+        }
+        let name = format!("{} global, {} thread(s)", r.column_label(), r.threads);
+        if lines.iter().any(|l| l.name == name) {
+            continue;
+        }
+        lines.push(Line {
+            markers_only: false,
+            name,
+            points: vec![(xmin, sp.median), (xmax, sp.median)],
+            spread: if ctx.repeat > 1 {
+                vec![(sp.min, sp.max); 2]
+            } else {
+                Vec::new()
+            },
+        });
+    }
     for (r, _) in &groups {
+        if r.table == "global" {
+            continue;
+        }
         let name = format!("{}, {} thread(s)", r.column_label(), r.threads);
         if lines.iter().any(|l| l.name == name) {
             continue;
@@ -540,23 +595,42 @@ pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
     }
     let plot = Plot {
         title: "perf bench futex hash on this machine".into(),
-        x_label: "private hash slots".into(),
+        x_label: "private hash slots (global table: flat)".into(),
         y_label: "mean ops/sec per thread".into(),
         log2_x: true,
+        // Rates are compared by ratio: a log axis draws equal ratios as equal distances
+        // whatever the span, and never flips scale between runs whose span crosses 10×.
+        y_scale: crate::render::plot::YScale::Log,
         lines,
         ..Plot::default()
     };
     write_plot(dir, "throughput.svg", &plot, &mut s)?;
-    let mut ft = TextTable::new(["figure", "A", "median A", "B", "median B", "unit", "A/B"]);
+    let mut ft = TextTable::new([
+        "figure",
+        "A",
+        "median A",
+        "B",
+        "median B",
+        "unit",
+        "A/B",
+        "paired A/B",
+        "met",
+    ]);
     for f in &figures.figures {
         ft.push(vec![
             f.figure.to_string(),
             f.a.clone(),
-            fmt_grouped(f.a_median, 0),
+            compare_value(f.a_median),
             f.b.clone(),
-            fmt_grouped(f.b_median, 0),
+            compare_value(f.b_median),
             f.unit.to_string(),
             format!("{:.3}", f.ratio),
+            format!("{:.3} ±{:.1}%", f.paired_ratio_median, f.ratio_spread_pct),
+            match f.meets {
+                Some(true) => format!("yes ({})", f.expected),
+                Some(false) => format!("no ({})", f.expected),
+                None => "-".into(),
+            },
         ]);
     }
     let _ = write!(
@@ -579,6 +653,16 @@ pub fn throughput_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
     Ok(s)
 }
 
+/// A compare median as a cell: integers with separators for rates and times, three
+/// decimals for the ratios (a ratio of 1.214 printed as "1" would hide the figure).
+pub fn compare_value(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        fmt_grouped(v, 0)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 /// Per hasher, the min and max of `predicted / published` on the eight-algorithm table.
 fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
     let v: Vec<f64> = ctx
@@ -594,12 +678,19 @@ fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
 
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
-pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> {
+pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result<Section, String> {
     let records = sim_hasher_sweep(ctx)?;
+    // A hasher that fails a distribution test is shown with the failure wherever it is
+    // ranked, and never set apart as a gain without it.
+    let warn = |name: &str| {
+        let f = answers::dist_failures(dist, name);
+        (!f.is_empty()).then(|| answers::dist_warning(&f))
+    };
     let rms = |table: &str| {
         crate::sim::validate::rms_log_error(ctx.validation.iter().filter(|r| r.table == table))
     };
-    let tol = ctx.sim_error(Some(PUBLISHED_TABLES[1]));
+    let err = ctx.sim_error();
+    let tol = err.value;
     let mut s = Section {
         key: "simulation".into(),
         ..Section::default()
@@ -609,17 +700,27 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
         "## Prediction: the seed thread's 256-CPU box\n\nA discrete-event simulation of 240 \
          threads running perf's loop on a 2-node, 256-CPU machine, calibrated on two rows \
          (global hash and 4 slots) of the published 240-thread table; cells are predicted \
-         mean ops/s per thread. Against the published tables it was not fitted to, the RMS \
-         log error is {:.3} (240-thread slots), {:.3} (eight algorithms) and {:.3} (110 \
-         threads pinned to one node): `futexhash sim validate` prints every row.\n\n{}",
-        rms(PUBLISHED_TABLES[0]),
-        rms(PUBLISHED_TABLES[1]),
-        rms(PUBLISHED_TABLES[2]),
-        code_block(&sim_table(ctx, &records).render_within(MAX_WIDTH, 1))
+         mean ops/s per thread. Every simulated figure in this report carries {} \
+         (`futexhash sim validate` prints every row).\n\n{}",
+        err.provenance(),
+        code_block(&sim_table(ctx, &records, &warn).render_within(MAX_WIDTH, 1))
     );
+    let failing: Vec<String> = ctx
+        .hashers
+        .iter()
+        .filter_map(|h| warn(h.name()).map(|w| format!("{} {w}", h.name())))
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(
+            s.markdown,
+            "(F) = fails a distribution test on this run's keys: {}.",
+            failing.join("; ")
+        );
+    }
     // Which hashers the simulation sets apart from jhash2, and whether that survives the
     // simulator's error on the same column.
     let mut apart = Vec::new();
+    let mut locality = false;
     for h in &ctx.hashers {
         if h.name() == "jhash2" {
             continue;
@@ -641,8 +742,12 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
                 ),
                 None => String::new(),
             };
+            let w = warn(h.name()).map_or(String::new(), |w| format!(" — it {w}"));
+            if d > 0.0 && !w.is_empty() {
+                locality = true;
+            }
             apart.push(format!(
-                "{} {:+.0} % at {b} slots{note}",
+                "{} {:+.0} % at {b} slots{note}{w}",
                 h.name(),
                 d * 100.0
             ));
@@ -651,30 +756,45 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
     if apart.is_empty() {
         let _ = writeln!(
             s.markdown,
-            "\nNo hasher differs from jhash2 by more than the simulator's ±{:.0} % error on the \
-             eight-algorithm table, so the simulation ranks none of them.",
-            tol * 100.0
+            "\nNo hasher differs from jhash2 by more than the simulator's {} fit error, so \
+             the simulation ranks none of them.",
+            err.pct()
         );
     } else {
         let _ = writeln!(
             s.markdown,
-            "\nBeyond the simulator's ±{:.0} % error on the eight-algorithm table, the \
-             simulation sets apart: {}. A ranking is claimed only where the published table \
-             agrees.",
-            tol * 100.0,
+            "\nBeyond the simulator's {} fit error, the simulation sets apart: {}. A ranking \
+             is claimed only where the published table agrees.",
+            err.pct(),
             apart.join("; ")
         );
+        if locality {
+            let _ = writeln!(
+                s.markdown,
+                "\nA hasher that fails a distribution test and still comes out faster here \
+                 is no candidate: {}.",
+                answers::PERF_LOCALITY
+            );
+        }
     }
     let lines: Vec<Line> = ctx
         .hashers
         .iter()
         .map(|h| {
             Line::new(
-                h.name(),
+                match warn(h.name()) {
+                    Some(_) => format!("{} (fails)", h.name()),
+                    None => h.name().to_string(),
+                },
                 records
                     .iter()
-                    .filter(|r| r.algo == h.name())
-                    .map(|r| (r.buckets as f64, r.ops_per_sec))
+                    .filter(|r| r.algo == h.name() && r.buckets > 0)
+                    .filter_map(|r| {
+                        let j = records
+                            .iter()
+                            .find(|x| x.algo == "jhash2" && x.buckets == r.buckets)?;
+                        Some((r.buckets as f64, r.ops_per_sec / j.ops_per_sec))
+                    })
                     .collect(),
             )
         })
@@ -683,15 +803,42 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
         dir,
         "sim-256cpu.svg",
         &Plot {
-            title: "simulated 256-CPU box, 240 threads".into(),
+            title: "simulated 256-CPU box, 240 threads, each hasher ÷ jhash2".into(),
             x_label: "private hash slots".into(),
-            y_label: "ops/sec per thread".into(),
+            y_label: "ops/sec ÷ jhash2's".into(),
             log2_x: true,
+            y_scale: crate::render::plot::YScale::Linear,
+            band: Some(Band {
+                name: format!("jhash2 ± {} fit error", err.pct()),
+                points: records
+                    .iter()
+                    .filter(|r| r.algo == "jhash2" && r.buckets > 0)
+                    .map(|r| (r.buckets as f64, 1.0 - tol, 1.0 + tol))
+                    .collect(),
+            }),
+            reference: Some((1.0, "jhash2".into())),
             lines,
             ..Plot::default()
         },
         &mut s,
     )?;
+    // The published runs behind the 240-thread means, as the range each cell's runs span.
+    let runs_band = crate::sim::validate::read_runs(&ctx.data_dir)
+        .ok()
+        .flatten()
+        .map(|t| Band {
+            name: "published runs' range".into(),
+            points: t
+                .rows
+                .iter()
+                .filter(|(b, v)| *b > 0 && !v.is_empty())
+                .map(|(b, v)| {
+                    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = v.iter().copied().fold(0.0, f64::max);
+                    (*b as f64, lo, hi)
+                })
+                .collect(),
+        });
     let published: Vec<&crate::sim::validate::ValidationRow> = ctx
         .validation
         .iter()
@@ -720,13 +867,26 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
                         .map(|r| (r.buckets as f64, r.predicted))
                         .collect(),
                 ),
+                Line {
+                    name: "fitted cells (calibration)".into(),
+                    points: published
+                        .iter()
+                        .filter(|r| r.fitted)
+                        .map(|r| (r.buckets as f64, r.published))
+                        .collect(),
+                    spread: Vec::new(),
+                    markers_only: true,
+                },
             ],
+            y_scale: crate::render::plot::YScale::Log,
+            band: runs_band,
             ..Plot::default()
         },
         &mut s,
     )?;
     s.figures = json!({
         "profile": ctx.seed_box.name,
+        "sim_error": err,
         "rms_log_error": {
             PUBLISHED_TABLES[0]: rms(PUBLISHED_TABLES[0]),
             PUBLISHED_TABLES[1]: rms(PUBLISHED_TABLES[1]),
@@ -744,9 +904,16 @@ pub fn simulation_section(ctx: &Context, dir: &Path) -> Result<Section, String> 
     Ok(s)
 }
 
-fn sim_table(ctx: &Context, records: &[BenchRecord]) -> TextTable {
+fn sim_table(
+    ctx: &Context,
+    records: &[BenchRecord],
+    warn: &dyn Fn(&str) -> Option<String>,
+) -> TextTable {
     let mut headers = vec!["buckets".to_string()];
-    headers.extend(ctx.hashers.iter().map(|h| h.name().to_string()));
+    headers.extend(ctx.hashers.iter().map(|h| match warn(h.name()) {
+        Some(_) => format!("{} (F)", h.name()),
+        None => h.name().to_string(),
+    }));
     let mut t = TextTable::new(headers);
     let mut sizes: Vec<u64> = records.iter().map(|r| r.buckets).collect();
     sizes.dedup();
@@ -789,6 +956,8 @@ fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<BenchRecord>, String> {
 /// A whole report: its sections in order (the answers first).
 #[derive(Clone, Debug, Default)]
 pub struct Report {
+    /// The decision table (first in `report.md`, `decisions` in `report.json`).
+    pub decisions: Vec<answers::Decision>,
     /// Sections, in order.
     pub sections: Vec<Section>,
 }
@@ -797,6 +966,9 @@ impl Report {
     /// `report.md`'s text under the title note.
     pub fn markdown(&self, title_note: &str) -> String {
         let mut md = format!("# futexhash report\n\n{title_note}\n\n");
+        if !self.decisions.is_empty() {
+            md.push_str(&answers::decisions_markdown(&self.decisions));
+        }
         for s in &self.sections {
             md.push_str(&s.markdown);
             md.push('\n');
@@ -813,6 +985,7 @@ impl Report {
         json!({
             "machine": ctx.machine,
             "config": config,
+            "decisions": self.decisions,
             "sections": sections,
         })
     }
@@ -835,14 +1008,47 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     let noisy = answers::measure_noisy(ctx, runs)?;
     step("answers: alignment");
     let layouts = answers::measure_layouts(ctx, runs)?;
-    let sizes = answers::sim_table_sizes(ctx, &[16, 64, 240])?;
+    let seed003 = answers::sim_seed003(ctx)?;
+    step("bench --compare");
+    let compared = crate::bench::compare::compare(
+        std::time::Duration::from_millis(if ctx.depth == super::context::Depth::Quick {
+            250
+        } else {
+            1000
+        }),
+        1024,
+    )
+    .map_err(|e| e.to_string())?;
+    let paired = compared
+        .figures
+        .iter()
+        .find(|f| f.figure == "aligned_vs_packed");
     step("answers: NUMA");
     let numa = answers::sim_numa(ctx, &[2, 10])?;
+    let (which, verdicts) = answers::which_hash(ctx, &dist, kernel_op, dir)?;
+    let tol = ctx.sim_error().value;
+    let mut decisions = vec![
+        answers::hash_decision(&verdicts, answers::TableScope::Global),
+        answers::hash_decision(&verdicts, answers::TableScope::Private),
+    ];
+    match curves.first().and_then(|(p, l)| Some((p, l.last()?))) {
+        Some((p, top)) => {
+            decisions.push(answers::default_slots_decision(top, p.cpus, tol));
+            decisions.push(answers::max_slots_decision(top, tol));
+        }
+        None => return Err("no simulated slot curve for the 256-CPU box".into()),
+    }
+    decisions.push(answers::alignment_decision(
+        &seed003,
+        paired.map(|f| (f.paired_ratio_median, f.ratio_spread_pct / 100.0)),
+        tol,
+    ));
+    decisions.push(answers::numa_decision(&numa, tol));
     let list = vec![
         answers::default_and_limit(ctx, &curves, dir)?,
         answers::global_vs_private(ctx, &curves, &noisy),
-        answers::which_hash(ctx, &dist, kernel_op, dir)?,
-        answers::alignment(ctx, &layouts, &sizes, dir)?,
+        which,
+        answers::alignment(ctx, &layouts, &seed003, paired, dir)?,
         answers::numa(ctx, &numa),
     ];
     let mut answers_section = Section {
@@ -875,10 +1081,13 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     sections.push(hash_cost_section(ctx, kernel_op));
     sections.push(distribution_section(ctx, &dist, dir)?);
     step("throughput: model and kernel");
-    sections.push(throughput_section(ctx, dir)?);
+    sections.push(throughput_section(ctx, &compared, dir)?);
     step("simulation");
-    sections.push(simulation_section(ctx, dir)?);
-    Ok(Report { sections })
+    sections.push(simulation_section(ctx, &dist, dir)?);
+    Ok(Report {
+        decisions,
+        sections,
+    })
 }
 
 #[cfg(test)]
@@ -908,6 +1117,22 @@ mod tests {
         let var = sum2 / total as f64 - mean * mean;
         assert!((random_collisions_sd(4, 3) - var.sqrt()).abs() < 1e-12);
         assert_eq!(random_collisions_sd(10, 1), 0.0);
+    }
+
+    #[test]
+    fn compare_ratios_keep_their_decimals() {
+        assert_eq!(compare_value(1.2142), "1.214");
+        assert_eq!(compare_value(2.0), "2.000");
+        assert_eq!(compare_value(47_626_379.4), "47,626,379");
+    }
+
+    #[test]
+    fn one_thread_differences_are_the_machine() {
+        let s = kernel_curve_sentence(1, 100.0, 171.0, 0.33, 3);
+        assert!(s.contains("one thread cannot contend"), "{s}");
+        assert!(!s.contains("ops/s)"), "{s}");
+        let s = kernel_curve_sentence(2, 100.0, 171.0, 0.33, 3);
+        assert!(s.contains("beyond twice"), "{s}");
     }
 
     #[test]

@@ -1,0 +1,597 @@
+//! The decision table at the top of the report: one record per decision a kernel engineer
+//! takes from it (the hash of each table, the private hash's default and upper limit, the
+//! bucket layout, the NUMA split), each with its value, a confidence derived from the
+//! data, the evidence sentence with this run's figures, and what would change it.
+//!
+//! Confidence rule (docs/report.md): a decision rests on one difference — the winner
+//! against the runner-up, a table size against the next smaller one, a ratio against 1 —
+//! and on that difference's error (the runs' half-ranges summed for measured figures, the
+//! simulator's fit error for simulated ones). `high` when the difference exceeds twice
+//! its error, `medium` when it exceeds it, `low` otherwise (the alternatives are not told
+//! apart) or when there is no figure to decide on.
+
+use super::shared::{pct, policy_slots};
+use super::*;
+use serde::Serialize;
+
+/// How sure a decision is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// The difference exceeds twice its error.
+    High,
+    /// The difference exceeds its error.
+    Medium,
+    /// Inside its error, or nothing to decide on.
+    Low,
+}
+
+impl Confidence {
+    /// `high`, `medium`, `low`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Low => "low",
+        }
+    }
+}
+
+/// The rule: `gap` and `error` are relative (0.1 = 10 %).
+pub fn confidence(gap: f64, error: f64) -> Confidence {
+    if !gap.is_finite() || !error.is_finite() || error < 0.0 {
+        Confidence::Low
+    } else if gap.abs() > 2.0 * error {
+        Confidence::High
+    } else if gap.abs() > error {
+        Confidence::Medium
+    } else {
+        Confidence::Low
+    }
+}
+
+/// One decision.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Decision {
+    /// `hash_global`, `hash_private`, `private_default_slots`, `private_max_slots`,
+    /// `alignment`, `numa_split`.
+    pub decision: &'static str,
+    /// What to do.
+    pub value: String,
+    /// How sure.
+    pub confidence: Confidence,
+    /// One sentence with the figures.
+    pub evidence: String,
+    /// What would change the value.
+    pub would_change_if: String,
+}
+
+/// The six decision names, in table order.
+pub const DECISIONS: [&str; 6] = [
+    "hash_global",
+    "hash_private",
+    "private_default_slots",
+    "private_max_slots",
+    "alignment",
+    "numa_split",
+];
+
+/// The hash for table `t`: the cheapest fit hasher ([`recommend`]); confidence from its
+/// cost against the runner-up's, error the two costs' half-ranges summed. A single fit
+/// hasher is `medium`: nothing fit to separate it from.
+pub fn hash_decision(v: &[HashVerdict], t: TableScope) -> Decision {
+    let (name, scope_words) = match t {
+        TableScope::Global => ("hash_global", "full-scope hashers"),
+        TableScope::Private => ("hash_private", "hashers of either scope"),
+    };
+    let fit = v.iter().filter(|h| h.fit_for(t)).count();
+    let (win, next) = recommend(v, t);
+    let Some(w) = win else {
+        return Decision {
+            decision: name,
+            value: "none".into(),
+            confidence: Confidence::Low,
+            evidence: format!(
+                "No {scope_words} of the {} evaluated passes every distribution test.",
+                v.len()
+            ),
+            would_change_if: "a hasher of that scope passed every distribution test".into(),
+        };
+    };
+    let cost = |h: &HashVerdict| {
+        format!(
+            "{} ({:.2} ns/hash ±{})",
+            h.name,
+            h.cost_ns.median,
+            pct(h.cost_ns.rel_half_range())
+        )
+    };
+    match next {
+        Some(n) => {
+            let gap = n.cost_ns.median / w.cost_ns.median - 1.0;
+            let err = w.cost_ns.rel_half_range() + n.cost_ns.rel_half_range();
+            Decision {
+                decision: name,
+                value: w.name.clone(),
+                confidence: confidence(gap, err),
+                evidence: format!(
+                    "{} is the cheapest of {fit} {scope_words} that pass every distribution \
+                     test; the next, {}, costs {} more against runs spread by ±{}.",
+                    cost(w),
+                    cost(n),
+                    pct(gap),
+                    pct(err)
+                ),
+                would_change_if: format!(
+                    "{} failed a distribution test on other keys, or {} measured no dearer \
+                     than it (the gap is {}, the spread ±{})",
+                    w.name,
+                    n.name,
+                    pct(gap),
+                    pct(err)
+                ),
+            }
+        }
+        None => Decision {
+            decision: name,
+            value: w.name.clone(),
+            confidence: Confidence::Medium,
+            evidence: format!(
+                "{} is the only one of the {} hashers evaluated among {scope_words} that \
+                 passes every distribution test.",
+                cost(w),
+                v.len()
+            ),
+            would_change_if: format!(
+                "another hasher of that scope passed every test, or {} failed one",
+                w.name
+            ),
+        },
+    }
+}
+
+/// The private hash's default: the smallest size within [`NEAR_GLOBAL`] of the global
+/// hash at the curve's thread count; confidence from what halving it costs, against the
+/// simulator's error `tol`.
+pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
+    let (merged, _) = policy_slots(c.threads, cpus);
+    let share = |s: u64| c.at(s).map_or(f64::NAN, |p| p.ops / c.global.ops);
+    match c.smallest_within(NEAR_GLOBAL) {
+        Some(n) => {
+            let below = c.private.iter().rev().find(|p| p.slots < n).copied();
+            let (gap, step) = match below {
+                Some(b) => (
+                    share(n) / share(b.slots) - 1.0,
+                    format!("{} slots reach {} of it", b.slots, pct(share(b.slots))),
+                ),
+                None => (f64::INFINITY, "no smaller size was simulated".into()),
+            };
+            Decision {
+                decision: "private_default_slots",
+                value: n.to_string(),
+                confidence: if below.is_none() {
+                    Confidence::Medium
+                } else {
+                    confidence(gap, tol)
+                },
+                evidence: format!(
+                    "On {} at {} threads (simulated), {n} slots is the smallest private hash \
+                     within {} of the global hash ({} of it); {step}; the merged kernel's \
+                     automatic size is {merged} ({}).",
+                    c.profile,
+                    c.threads,
+                    pct(NEAR_GLOBAL),
+                    pct(share(n)),
+                    pct(share(merged)),
+                ),
+                would_change_if: format!(
+                    "the simulator's {} fit error were known to be smaller than the {} step \
+                     from the next smaller size, or the target machine's own curve put a \
+                     smaller size within {} of the global hash",
+                    pct(tol),
+                    pct(gap),
+                    pct(NEAR_GLOBAL)
+                ),
+            }
+        }
+        None => Decision {
+            decision: "private_default_slots",
+            value: "none".into(),
+            confidence: Confidence::Low,
+            evidence: format!(
+                "On {} at {} threads (simulated) no private hash up to {} slots comes within {} \
+                 of the global hash.",
+                c.profile,
+                c.threads,
+                c.private.last().map_or(0, |p| p.slots),
+                pct(NEAR_GLOBAL)
+            ),
+            would_change_if: "larger sizes were simulated, or fewer threads".into(),
+        },
+    }
+}
+
+/// The upper limit: the size above which throughput stops rising beyond `tol`
+/// ([`SlotCurve::plateau`]); confidence from the rise that reached it (from the next
+/// smaller size) against `tol`.
+pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
+    match c.plateau(tol) {
+        Some(n) => {
+            let at = c.at(n).map_or(f64::NAN, |p| p.ops);
+            let below = c.private.iter().rev().find(|p| p.slots < n).copied();
+            let (gap, step) = match below {
+                Some(b) => (
+                    at / b.ops - 1.0,
+                    format!(
+                        "from {} to {n} slots it rose {}",
+                        b.slots,
+                        pct(at / b.ops - 1.0)
+                    ),
+                ),
+                None => (f64::INFINITY, format!("{n} is the smallest size simulated")),
+            };
+            let top = c.private.last().map_or(0, |p| p.slots);
+            Decision {
+                decision: "private_max_slots",
+                value: n.to_string(),
+                confidence: if below.is_none() {
+                    Confidence::Medium
+                } else {
+                    confidence(gap, tol)
+                },
+                evidence: format!(
+                    "On {} at {} threads (simulated), no size up to {top} slots is faster than \
+                     {n} slots by more than the {} fit error; {step}.",
+                    c.profile,
+                    c.threads,
+                    pct(tol)
+                ),
+                would_change_if: format!(
+                    "a size above {n} were faster by more than the fit error, e.g. with more \
+                     threads or on a machine whose curve differs"
+                ),
+            }
+        }
+        None => Decision {
+            decision: "private_max_slots",
+            value: "none".into(),
+            confidence: Confidence::Low,
+            evidence: "No simulated size is a plateau: throughput rises to the largest.".into(),
+            would_change_if: "larger sizes were simulated".into(),
+        },
+    }
+}
+
+/// Aligned or packed buckets: the direction of seed 003's published aligned ÷ packed
+/// ratio on the 256-bucket global table at 80 threads (or the largest count), a
+/// measurement on the question's own machine; confidence from its distance to 1 against
+/// the fit error `tol` (the published table has no repeats, so that error stands in for
+/// how far one machine's figure transfers), one level lower when the simulated box does
+/// not reproduce the direction beyond `tol`, and one level lower again when this
+/// machine's paired figure points the other way beyond its spread.
+pub fn alignment_decision(seed: &[Seed003Ratio], paired: Option<(f64, f64)>, tol: f64) -> Decision {
+    let Some(r) = seed
+        .iter()
+        .find(|r| r.threads == 80)
+        .or_else(|| seed.last())
+    else {
+        return Decision {
+            decision: "alignment",
+            value: "undecided".into(),
+            confidence: Confidence::Low,
+            evidence: "Seed 003's table could not be simulated.".into(),
+            would_change_if: "the 2013 table were simulated".into(),
+        };
+    };
+    let lower = |c: Confidence| match c {
+        Confidence::High => Confidence::Medium,
+        _ => Confidence::Low,
+    };
+    let gap = r.published_aligned - 1.0;
+    let mut conf = confidence(gap, tol);
+    let value = if conf == Confidence::Low {
+        "either (not told apart)".to_string()
+    } else if gap > 0.0 {
+        "aligned".to_string()
+    } else {
+        "packed".to_string()
+    };
+    let sim_agrees = crate::report::spread::differs(r.simulated_aligned, 1.0, tol)
+        && (r.simulated_aligned > 1.0) == (gap > 0.0);
+    if !sim_agrees {
+        conf = lower(conf);
+    }
+    let mut here = String::from("this machine's paired figure was not measured");
+    if let Some((ratio, spread)) = paired {
+        let apart = layouts_told_apart(ratio, spread);
+        here = format!(
+            "this machine's paired runs give {ratio:.3}× ±{} ({})",
+            pct(spread),
+            if apart {
+                "told apart"
+            } else {
+                "not told apart"
+            }
+        );
+        if apart && (ratio > 1.0) != (gap > 0.0) {
+            conf = lower(conf);
+        }
+    }
+    Decision {
+        decision: "alignment",
+        value,
+        confidence: conf,
+        evidence: format!(
+            "On the 256-bucket global table at {} threads seed 003 published aligned at \
+             {:.2}× packed and the simulated box gives {:.2}× ({} fit error: {}); {here}.",
+            r.threads,
+            r.published_aligned,
+            r.simulated_aligned,
+            pct(tol),
+            if sim_agrees {
+                "it reproduces the direction"
+            } else {
+                "it does not reproduce the difference"
+            }
+        ),
+        would_change_if: "many-CPU measurements of the packed 256-bucket table disagreed \
+                          with seed 003's, or the simulator reproduced a ratio near 1 beyond \
+                          its error"
+            .into(),
+    }
+}
+
+/// Per-node tables or one: the simulated separated ÷ forced loop rate on the seed's own
+/// box (and the largest multi-node profile), against the fit error `tol`.
+pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
+    let seed = SEED_NUMA_SEPARATED.iter().sum::<f64>() / SEED_NUMA_FORCED.iter().sum::<f64>();
+    let top = f
+        .iter()
+        .filter(|f| f.nodes > 1 && !f.seed_machine)
+        .max_by_key(|f| f.contenders)
+        .or_else(|| f.iter().find(|f| f.seed_machine));
+    let Some(t) = top else {
+        return Decision {
+            decision: "numa_split",
+            value: "undecided".into(),
+            confidence: Confidence::Low,
+            evidence: format!(
+                "No multi-node profile was simulated; seed 002 measured {seed:.2}× on its \
+                 2-node box."
+            ),
+            would_change_if: "a multi-node profile were simulated".into(),
+        };
+    };
+    let ratio = t.separated / t.forced;
+    let conf = confidence(ratio - 1.0, tol);
+    let value = match conf {
+        Confidence::Low => "either (not told apart)",
+        _ if ratio > 1.0 => "per-node tables",
+        _ => "one table",
+    };
+    let on_seed = f
+        .iter()
+        .find(|f| f.seed_machine)
+        .map_or(String::new(), |m| {
+            format!(
+                "; on {} {:.2}× against the {seed:.2}× seed 002 measured",
+                m.profile,
+                m.separated / m.forced
+            )
+        });
+    Decision {
+        decision: "numa_split",
+        value: value.into(),
+        confidence: conf,
+        evidence: format!(
+            "On {} with {} contenders per node (simulated) per-node buckets give {ratio:.2}× \
+             the loops of one forced bucket ({} fit error){on_seed}.",
+            t.profile,
+            t.contenders,
+            pct(tol)
+        ),
+        would_change_if: "the cross-node hand-off cost (not fitted to a NUMA measurement) \
+                          were close to the local one, or contenders were spread over \
+                          fewer buckets"
+            .into(),
+    }
+}
+
+/// The decision table as Markdown.
+pub fn decisions_markdown(d: &[Decision]) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut s = String::from(
+        "## Decisions\n\nOne line per decision, each from this run's figures; confidence: \
+         `high` when the difference it rests on exceeds twice its error, `medium` when it \
+         exceeds it, `low` when the alternatives are not told apart (docs/report.md).\n\n\
+         | decision | value | confidence | evidence | would change if |\n|---|---|---|---|---|\n",
+    );
+    for x in d {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            x.decision,
+            cell(&x.value),
+            x.confidence.as_str(),
+            cell(&x.evidence),
+            cell(&x.would_change_if)
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::curve;
+    use super::*;
+    use crate::report::spread::Spread;
+
+    #[test]
+    fn confidence_follows_the_stated_rule() {
+        assert_eq!(confidence(0.21, 0.1), Confidence::High);
+        assert_eq!(confidence(0.20, 0.1), Confidence::Medium);
+        assert_eq!(confidence(-0.15, 0.1), Confidence::Medium);
+        assert_eq!(confidence(0.10, 0.1), Confidence::Low);
+        assert_eq!(confidence(0.01, 0.1), Confidence::Low);
+        assert_eq!(confidence(f64::NAN, 0.1), Confidence::Low);
+        assert_eq!(confidence(0.5, f64::INFINITY), Confidence::Low);
+    }
+
+    fn hv(name: &str, cost: [f64; 3], fails: bool) -> HashVerdict {
+        HashVerdict {
+            name: name.into(),
+            scope: if name.ends_with("-addr") {
+                "addr"
+            } else {
+                "full"
+            },
+            cost_ns: Spread::of(&cost).unwrap(),
+            worst_ratio: 1.0,
+            worst_at: "-".into(),
+            failures: if fails {
+                vec!["perf@2:chi2".into()]
+            } else {
+                vec![]
+            },
+            predicted_vs_jhash2: None,
+            published_vs_jhash2: None,
+            attack: None,
+        }
+    }
+
+    #[test]
+    fn the_global_hash_is_never_addr_scope_or_failing() {
+        let v = vec![
+            hv("offsetless", [0.5, 0.5, 0.5], true),
+            hv("jhash2-addr", [2.0, 2.0, 2.0], false),
+            hv("jhash2", [4.9, 5.0, 5.1], false),
+            hv("siphash", [19.0, 20.0, 21.0], false),
+        ];
+        let g = hash_decision(&v, TableScope::Global);
+        assert_eq!(g.value, "jhash2");
+        // 20 / 5 = 4× (gap 300 %) against ±2 % + ±5 %: high.
+        assert_eq!(g.confidence, Confidence::High);
+        assert!(g.evidence.contains("the next, siphash"), "{}", g.evidence);
+        let p = hash_decision(&v, TableScope::Private);
+        assert_eq!(p.value, "jhash2-addr");
+        // Next is jhash2: 5 / 2 − 1 = 150 % against 0 % + 2 %: high.
+        assert_eq!(p.confidence, Confidence::High);
+        // Two full-scope hashers whose costs overlap: not told apart.
+        let close = vec![
+            hv("a", [4.0, 5.0, 6.0], false),
+            hv("b", [4.2, 5.2, 6.2], false),
+        ];
+        let d = hash_decision(&close, TableScope::Global);
+        assert_eq!((d.value.as_str(), d.confidence), ("a", Confidence::Low));
+        // Only broken or addr-only hashers: nothing for the global table.
+        let none = vec![hv("x-addr", [1.0; 3], false), hv("y", [1.0; 3], true)];
+        let d = hash_decision(&none, TableScope::Global);
+        assert_eq!((d.value.as_str(), d.confidence), ("none", Confidence::Low));
+        assert_eq!(hash_decision(&none, TableScope::Private).value, "x-addr");
+    }
+
+    #[test]
+    fn slot_decisions_rest_on_the_step_below() {
+        // Global 100; 512 → 90, 1024 → 96, 2048 → 97, 4096 → 97.5.
+        let c = curve(
+            100.0,
+            &[(512, 80.0), (1024, 96.0), (2048, 97.0), (4096, 97.5)],
+        );
+        let d = default_slots_decision(&c, 256, 0.05);
+        assert_eq!(d.value, "1024");
+        // 96 / 80 − 1 = 20 % > 2 × 5 %: high; with a 15 % error: medium; 25 %: low.
+        assert_eq!(d.confidence, Confidence::High);
+        assert_eq!(
+            default_slots_decision(&c, 256, 0.15).confidence,
+            Confidence::Medium
+        );
+        assert_eq!(
+            default_slots_decision(&c, 256, 0.25).confidence,
+            Confidence::Low
+        );
+        assert!(
+            d.evidence.contains("512 slots reach 80 % of it"),
+            "{}",
+            d.evidence
+        );
+        let m = max_slots_decision(&c, 0.05);
+        // 96 → 97.5 is +1.6 %: the plateau starts at 1024, reached by a 20 % rise.
+        assert_eq!((m.value.as_str(), m.confidence), ("1024", Confidence::High));
+        let low = curve(100.0, &[(2, 5.0), (4, 50.0)]);
+        assert_eq!(default_slots_decision(&low, 256, 0.05).value, "none");
+    }
+
+    #[test]
+    fn alignment_and_numa_values_follow_the_ratios() {
+        let r = |sim: f64| Seed003Ratio {
+            threads: 80,
+            published_aligned: 1.67,
+            simulated_aligned: sim,
+            published_large: 3.5,
+            simulated_large: 3.0,
+            fitted: false,
+        };
+        // Published 1.67× (67 % > 2 × 10 %), simulated 1.5× agreeing: high.
+        let d = alignment_decision(&[r(1.5)], Some((1.3, 0.05)), 0.1);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("aligned", Confidence::High)
+        );
+        // This machine says packed beyond its spread: one level lower.
+        let d = alignment_decision(&[r(1.5)], Some((0.8, 0.05)), 0.1);
+        assert_eq!(d.confidence, Confidence::Medium);
+        // The simulation does not tell them apart (0.98×): one level lower, and a
+        // contradicting machine lowers it again.
+        let d = alignment_decision(&[r(0.98)], Some((1.3, 0.05)), 0.1);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("aligned", Confidence::Medium)
+        );
+        assert!(d.evidence.contains("does not reproduce"), "{}", d.evidence);
+        let d = alignment_decision(&[r(0.98)], Some((0.8, 0.05)), 0.1);
+        assert_eq!(d.confidence, Confidence::Low);
+        // A published ratio inside the error: not told apart.
+        let flat = Seed003Ratio {
+            published_aligned: 1.05,
+            ..r(1.05)
+        };
+        let d = alignment_decision(&[flat], None, 0.1);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("either (not told apart)", Confidence::Low)
+        );
+        let n = |sep: f64| NumaFigure {
+            profile: "box".into(),
+            nodes: 2,
+            contenders: 10,
+            separated: sep,
+            forced: 1.0,
+            seed_machine: false,
+        };
+        let d = numa_decision(&[n(3.5)], 0.1);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("per-node tables", Confidence::High)
+        );
+        let d = numa_decision(&[n(1.05)], 0.1);
+        assert_eq!(d.confidence, Confidence::Low);
+        assert_eq!(numa_decision(&[], 0.1).value, "undecided");
+    }
+
+    #[test]
+    fn the_markdown_table_has_one_row_per_decision() {
+        let d: Vec<Decision> = DECISIONS
+            .iter()
+            .map(|n| Decision {
+                decision: n,
+                value: "v|w".into(),
+                confidence: Confidence::Low,
+                evidence: "e".into(),
+                would_change_if: "c".into(),
+            })
+            .collect();
+        let md = decisions_markdown(&d);
+        assert_eq!(md.matches("| `").count(), 6);
+        assert!(md.contains("v\\|w"), "a | in a cell is escaped");
+    }
+}

@@ -1,0 +1,249 @@
+//! Question 5: the NUMA split (the 2023 `FUTEX2_NUMA` thread, seed 002).
+
+use super::shared::*;
+use super::*;
+use crate::render::{TextTable, fmt_grouped};
+use crate::report::context::Context;
+use serde::Serialize;
+use serde_json::json;
+use std::fmt::Write as _;
+
+/// The seed's `futex_numa` loop counts (seed 002, a 2-node Ivy Bridge-EP, 10 contenders
+/// per node): both nodes forced to node 0's bucket, then separated.
+pub const SEED_NUMA_FORCED: [f64; 2] = [16_154_935.0, 16_202_472.0];
+/// See [`SEED_NUMA_FORCED`].
+pub const SEED_NUMA_SEPARATED: [f64; 2] = [48_584_991.0, 48_680_560.0];
+
+/// Simulated per-node contention: loops per contender per second.
+#[derive(Clone, Debug, Serialize)]
+pub struct NumaFigure {
+    /// Profile name.
+    pub profile: String,
+    /// Nodes.
+    pub nodes: u32,
+    /// Contenders per node.
+    pub contenders: usize,
+    /// Every node hashes to its own bucket.
+    pub separated: f64,
+    /// Every node forced to node 0's bucket.
+    pub forced: f64,
+    /// This figure is seed 002's own box, simulated (`sim::validate::seed002_box`): the
+    /// one to hold against the seed's measurement.
+    pub seed_machine: bool,
+}
+
+/// The sentence for question 5.
+pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
+    let seed = SEED_NUMA_SEPARATED.iter().sum::<f64>() / SEED_NUMA_FORCED.iter().sum::<f64>();
+    let Some(top) = f
+        .iter()
+        .filter(|f| f.nodes > 1 && !f.seed_machine)
+        .max_by_key(|f| f.contenders)
+        .or_else(|| f.iter().find(|f| f.seed_machine))
+    else {
+        return format!(
+            "No profile has more than one node, so the split cannot be shown; the seed \
+             measured separated nodes at {seed:.1}× the forced loop count."
+        );
+    };
+    let ratio = top.separated / top.forced;
+    let mut s = format!(
+        "On {} with {} contenders per node, per-node buckets ",
+        top.profile, top.contenders
+    );
+    if crate::report::spread::differs(top.separated, top.forced, tol) {
+        let _ = write!(
+            s,
+            "give {ratio:.1}× the loops of forcing every node into node 0's bucket ({} vs {} per contender per second)",
+            fmt_grouped(top.separated, 0),
+            fmt_grouped(top.forced, 0)
+        );
+    } else {
+        let _ = write!(
+            s,
+            "and one forced bucket do not differ beyond the {} fit error",
+            pct(tol)
+        );
+    }
+    let verdict = |r: f64| {
+        if (r / seed - 1.0).abs() <= tol {
+            "matches within its error"
+        } else if r > seed {
+            "overstates"
+        } else {
+            "understates"
+        }
+    };
+    match f.iter().find(|f| f.seed_machine) {
+        Some(m) if !std::ptr::eq(m, top) => {
+            let r = m.separated / m.forced;
+            let _ = write!(
+                s,
+                "; on {} the simulation gives {r:.1}× against the {seed:.1}× the seed measured there, which it {}.",
+                m.profile,
+                verdict(r)
+            );
+        }
+        Some(_) => {
+            let _ = write!(
+                s,
+                "; the seed measured {seed:.1}× on that machine, which the simulation {}.",
+                verdict(ratio)
+            );
+        }
+        None => {
+            let _ = write!(
+                s,
+                "; the seed's 2-node Ivy Bridge-EP (another machine) measured {seed:.1}×."
+            );
+        }
+    }
+    s
+}
+
+/// Question 5.
+pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
+    let tol = ctx.sim_error().value;
+    let mut t = TextTable::new(["profile", "contenders/node", "separated", "forced", "ratio"]);
+    for f in figures {
+        t.push(vec![
+            f.profile.clone(),
+            f.contenders.to_string(),
+            fmt_grouped(f.separated, 0),
+            fmt_grouped(f.forced, 0),
+            format!("{:.2}", f.separated / f.forced),
+        ]);
+    }
+    let seed_sep = SEED_NUMA_SEPARATED.iter().sum::<f64>() / 2.0;
+    let seed_forced = SEED_NUMA_FORCED.iter().sum::<f64>() / 2.0;
+    Answer {
+        question: "NUMA split (2023): per-node tables".into(),
+        answer: numa_sentence(figures, tol),
+        evidence: format!(
+            "Simulated `futex_numa -c N -t2` with `FUTEX_SQUASH` (every node one bucket), loops \
+             per contender per second:\n\n{}\nThe seed (2-node Ivy Bridge-EP, 10 contenders per \
+             node, loop counts per run, not per second): separated {} vs forced {} ({:.2}×).\n",
+            code(&t.render_within(MAX_WIDTH, 1)),
+            fmt_grouped(seed_sep, 0),
+            fmt_grouped(seed_forced, 0),
+            seed_sep / seed_forced
+        ),
+        commands: vec![
+            "futexhash sim --profile seed-256cpu --workload lock -t 10 [--same-node]   # loops/sec per node (10 contenders)".into(),
+            "futexhash sim --profile seed002-ivbep --workload lock -t 10 [--same-node]".into(),
+            "futexhash bench --backend model --table numa --nodes 2 --workload lock".into(),
+        ],
+        caveat: format!(
+            "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: \
+             {:.2}× the local one on {}, {}× on seed 002's Ivy Bridge-EP, which \
+             has the seed box's other costs (the built-in template takes the ratio of the mean \
+             cache-to-cache latencies of three published 2-socket 64-core AMD EPYC servers \
+             for the first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
+             second). Simulated figures carry {}.",
+            ctx.seed_box.remote_ratio(),
+            profile_label(&ctx.seed_box),
+            crate::sim::validate::IVB_EP_REMOTE_RATIO,
+            ctx.sim_error().provenance()
+        ),
+        figures: json!({ "simulated": figures, "seed_separated": SEED_NUMA_SEPARATED, "seed_forced": SEED_NUMA_FORCED, "tolerance": tol }),
+        files: Vec::new(),
+    }
+}
+
+/// Simulated `futex_numa` contention on every multi-node profile.
+pub fn sim_numa(ctx: &Context, contenders: &[usize]) -> Result<Vec<NumaFigure>, String> {
+    use crate::sim::sweep::run_lock_test;
+    let mut out = Vec::new();
+    for p in ctx.profiles() {
+        if p.nodes < 2 {
+            continue;
+        }
+        for &c in contenders {
+            let sep = run_lock_test(p, c, false, ctx.sim_len)?;
+            let forced = run_lock_test(p, c, true, ctx.sim_len)?;
+            out.push(NumaFigure {
+                profile: profile_label(p),
+                nodes: p.nodes,
+                contenders: c,
+                separated: sep.ops_per_sec,
+                forced: forced.ops_per_sec,
+                seed_machine: false,
+            });
+        }
+    }
+    // The seed's own machine, with the contender count it measured.
+    let ivb = crate::sim::validate::seed002_box(&ctx.seed_box);
+    let sep = run_lock_test(&ivb, 10, false, ctx.sim_len)?;
+    let forced = run_lock_test(&ivb, 10, true, ctx.sim_len)?;
+    out.push(NumaFigure {
+        profile: format!(
+            "seed 002's IVB-EP ({} CPUs, {} node(s))",
+            ivb.cpus, ivb.nodes
+        ),
+        nodes: ivb.nodes,
+        contenders: 10,
+        separated: sep.ops_per_sec,
+        forced: forced.ops_per_sec,
+        seed_machine: true,
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numa_sentence_compares_with_the_seed() {
+        let seed = SEED_NUMA_SEPARATED.iter().sum::<f64>() / SEED_NUMA_FORCED.iter().sum::<f64>();
+        let f = |sep: f64, forced: f64| NumaFigure {
+            profile: "box".into(),
+            nodes: 2,
+            contenders: 10,
+            separated: sep,
+            forced,
+            seed_machine: true,
+        };
+        let s = numa_sentence(&[f(3.0 * seed, 1.0)], 0.1);
+        assert!(
+            s.contains(&format!("give {:.1}× the loops", 3.0 * seed)),
+            "{s}"
+        );
+        assert!(s.contains("overstates"), "{s}");
+        let s = numa_sentence(&[f(seed, 1.0)], 0.1);
+        assert!(s.contains("matches within its error"), "{s}");
+        let s = numa_sentence(&[f(1.05, 1.0)], 0.1);
+        assert!(s.contains("do not differ beyond the 10 % fit error"), "{s}");
+        assert!(s.contains("understates"), "{s}");
+        assert!(numa_sentence(&[], 0.1).starts_with("No profile has more than one node"));
+        // Another machine's split is stated, and the seed's machine is the comparison.
+        let other = NumaFigure {
+            profile: "the big box".into(),
+            seed_machine: false,
+            ..f(5.0, 1.0)
+        };
+        let ivb = NumaFigure {
+            profile: "the IVB-EP".into(),
+            ..f(0.98 * seed, 1.0)
+        };
+        let s = numa_sentence(&[other.clone(), ivb], 0.1);
+        assert!(
+            s.starts_with("On the big box with 10 contenders per node, per-node buckets give 5.0×"),
+            "{s}"
+        );
+        assert!(
+            s.contains(&format!(
+                "on the IVB-EP the simulation gives {:.1}× against the {seed:.1}×",
+                0.98 * seed
+            )),
+            "{s}"
+        );
+        assert!(s.contains("which it matches within its error."), "{s}");
+        let s = numa_sentence(&[other], 0.1);
+        assert!(s.contains("(another machine) measured"), "{s}");
+        assert!(
+            !s.contains("overstates") && !s.contains("understates"),
+            "{s}"
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! Question 1: the private hash's sane default and upper limit (seed 000, RFC v2), from
+//! simulated slot curves on the 256-CPU box and the user's profile.
+
+use super::shared::*;
+use super::*;
+use crate::render::plot::{Band, Line, Plot};
+use crate::render::{TextTable, fmt_grouped};
+use crate::report::context::Context;
+use crate::sim::profile::MachineProfile;
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The sentence for one profile's largest thread count.
+pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String {
+    let (merged, rfc) = policy_slots(c.threads, cpus);
+    let mut s = format!("On {} at {} threads, ", c.profile, c.threads);
+    match c.smallest_within(NEAR_GLOBAL) {
+        Some(n) => {
+            let _ = write!(
+                s,
+                "{n} slots is the smallest private hash within {} of the global hash ({} ops/s per thread)",
+                pct(NEAR_GLOBAL),
+                fmt_grouped(c.global.ops, 0)
+            );
+        }
+        None => {
+            let largest = c.private.last().map_or(0, |p| p.slots);
+            let _ = write!(
+                s,
+                "no private hash up to {largest} slots comes within {} of the global hash ({} ops/s per thread)",
+                pct(NEAR_GLOBAL),
+                fmt_grouped(c.global.ops, 0)
+            );
+        }
+    }
+    if let Some(p) = c.plateau(tol) {
+        let _ = write!(
+            s,
+            ", and above {p} slots throughput rises by no more than the {} fit error",
+            pct(tol)
+        );
+    }
+    for (name, slots) in [
+        ("the merged auto policy", merged),
+        ("the RFC v2 default", rfc),
+    ] {
+        if let Some(pt) = c.at(slots) {
+            let _ = write!(
+                s,
+                "; {name} ({slots} slots) {}",
+                relative(pt.ops, c.global.ops, tol, "the global hash")
+            );
+        }
+    }
+    s.push('.');
+    s
+}
+
+/// Question 1 from the simulated curves (one list per profile, ascending thread counts).
+pub fn default_and_limit(
+    ctx: &Context,
+    curves: &[(MachineProfile, Vec<SlotCurve>)],
+    dir: &Path,
+) -> Result<Answer, String> {
+    let tol = ctx.sim_error().value;
+    let mut a = Answer {
+        question: "Private hash: a sane default and upper limit".into(),
+        ..Answer::default()
+    };
+    let mut sentences = Vec::new();
+    let mut figures = Vec::new();
+    for (k, (profile, list)) in curves.iter().enumerate() {
+        let Some(top) = list.last() else { continue };
+        sentences.push(default_and_limit_sentence(top, profile.cpus, tol));
+        let mut t = TextTable::new([
+            "threads",
+            "global ops/s",
+            "p99 ns",
+            "≤5% slots",
+            "plateau",
+            "auto",
+            "auto ops/s",
+            "p99 ns",
+            "RFC v2",
+            "RFC ops/s",
+            "p99 ns",
+        ]);
+        for c in list {
+            let (merged, rfc) = policy_slots(c.threads, profile.cpus);
+            let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            let ops = |s: u64| c.at(s).map_or("-".into(), |p| fmt_grouped(p.ops, 0));
+            let p99 = |s: u64| c.at(s).map_or("-".into(), |p| fmt_grouped(p.p99_ns, 0));
+            t.push(vec![
+                c.threads.to_string(),
+                fmt_grouped(c.global.ops, 0),
+                fmt_grouped(c.global.p99_ns, 0),
+                opt(c.smallest_within(NEAR_GLOBAL)),
+                opt(c.plateau(tol)),
+                merged.to_string(),
+                ops(merged),
+                p99(merged),
+                rfc.to_string(),
+                ops(rfc),
+                p99(rfc),
+            ]);
+            figures.push(json!({
+                "profile": profile.name, "cpus": profile.cpus, "threads": c.threads,
+                "global": c.global, "private": c.private,
+                "smallest_within_5pct": c.smallest_within(NEAR_GLOBAL),
+                "plateau": c.plateau(tol), "merged_auto_slots": merged, "rfc_v2_slots": rfc,
+            }));
+        }
+        let _ = write!(
+            a.evidence,
+            "Simulated `perf bench futex hash` (jhash2, 1024 futexes per thread), mean ops/s \
+             per thread; {} ({} CPUs, {} node(s)).\n\n{}",
+            profile.name,
+            profile.cpus,
+            profile.nodes,
+            code(&t.render_within(MAX_WIDTH, 1))
+        );
+        let file = format!("answer-slots-{k}.svg");
+        let plot = Plot {
+            title: format!("private hash vs global, {} CPUs (simulated)", profile.cpus),
+            x_label: "private hash slots".into(),
+            y_label: "ops/sec ÷ global hash".into(),
+            log2_x: true,
+            lines: list
+                .iter()
+                .map(|c| {
+                    Line::new(
+                        format!("{} threads", c.threads),
+                        c.private
+                            .iter()
+                            .map(|p| (p.slots as f64, p.ops / c.global.ops))
+                            .collect(),
+                    )
+                })
+                .collect(),
+            band: Some(Band {
+                name: format!("global ± {}", pct(tol)),
+                points: list
+                    .first()
+                    .map(|c| {
+                        c.private
+                            .iter()
+                            .map(|p| (p.slots as f64, 1.0 - tol, 1.0 + tol))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }),
+            reference: Some((1.0, "global hash".into())),
+            // A ratio of rates: log, so the axis does not change with the span.
+            y_scale: crate::render::plot::YScale::Log,
+            ..Plot::default()
+        };
+        write_plot(dir, &file, &plot, &mut a)?;
+        a.commands.push(format!(
+            "futexhash sim --profile {} -t {} -b 0,2,4,...,65536",
+            if k == 0 { "seed-256cpu" } else { "PROFILE" },
+            list.iter()
+                .map(|c| c.threads.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    a.answer = sentences.join(" ");
+    a.caveat = format!(
+        "Simulated figures, with {}: sizes whose throughput differs by less than that are \
+         not told apart. Tail latency is the simulator's, which models lock hand-offs but \
+         no preemption.",
+        ctx.sim_error().provenance()
+    );
+    a.figures = json!({ "tolerance": tol, "sim_error": ctx.sim_error(), "curves": figures });
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::curve;
+    use super::*;
+
+    #[test]
+    fn smallest_size_within_five_percent_and_the_plateau() {
+        let c = curve(
+            100.0,
+            &[
+                (2, 10.0),
+                (16, 90.0),
+                (256, 95.0),
+                (1024, 96.0),
+                (4096, 99.0),
+            ],
+        );
+        // 95 ≥ 100 × 0.95 first at 256; 94.9 would not be.
+        assert_eq!(c.smallest_within(0.05), Some(256));
+        let c2 = curve(100.0, &[(2, 10.0), (256, 94.9)]);
+        assert_eq!(c2.smallest_within(0.05), None);
+        // With ±5 %: 90 → 99 is +10 % (not a plateau), 95 → 99 is +4.2 % (plateau at 256).
+        assert_eq!(c.plateau(0.05), Some(256));
+        assert_eq!(c.plateau(0.15), Some(16));
+        assert_eq!(c.plateau(0.0), Some(4096));
+    }
+
+    #[test]
+    fn default_sentence_states_only_what_the_curve_shows() {
+        let mut pts: Vec<(u64, f64)> = (1..=12).map(|k| (1u64 << k, 100.0)).collect();
+        pts[0].1 = 5.0; // 2 slots
+        pts[1].1 = 10.0; // 4 slots: the RFC v2 default
+        let c = curve(100.0, &pts);
+        let s = default_and_limit_sentence(&c, 256, 0.08);
+        assert!(
+            s.contains("8 slots is the smallest private hash within 5 %"),
+            "{s}"
+        );
+        assert!(
+            s.contains("the merged auto policy (1024 slots) matches the global hash within ±8 %"),
+            "{s}"
+        );
+        assert!(
+            s.contains("the RFC v2 default (4 slots) reaches 10 % of the global hash"),
+            "{s}"
+        );
+        // Nothing reaches the global hash: say so, name the largest size tried.
+        let low = curve(100.0, &[(2, 5.0), (4, 50.0)]);
+        let s = default_and_limit_sentence(&low, 256, 0.08);
+        assert!(
+            s.contains("no private hash up to 4 slots comes within 5 %"),
+            "{s}"
+        );
+        assert!(!s.contains("smallest"), "{s}");
+    }
+}

@@ -1,0 +1,722 @@
+//! Question 3: which hash — cost × distribution × attack resistance, against the seed's
+//! eight-algorithm table (seed 000's 256-CPU figures).
+
+use super::shared::*;
+use super::*;
+use crate::hashers::{KeyHasher, SharedHasher};
+use crate::render::plot::{Line, Plot};
+use crate::render::{TextTable, fmt_grouped};
+use crate::report::context::Context;
+use crate::report::spread::Spread;
+use crate::stats::{DistRecord, Verdict};
+use serde::Serialize;
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The statistic that flagged a distribution record: the test with the smallest p-value.
+pub fn failed_statistic(r: &DistRecord) -> &'static str {
+    let p = r.min_p();
+    if p == r.p_max_load {
+        "max-load"
+    } else if p == r.p_collisions {
+        "collisions"
+    } else {
+        "chi2"
+    }
+}
+
+/// `workload@buckets:statistic` of every failed distribution record of hasher `name`.
+pub fn dist_failures(dist: &[DistRun], name: &str) -> Vec<String> {
+    dist.iter()
+        .flat_map(|d| {
+            d.records
+                .iter()
+                .filter(|r| r.algo == name && r.verdict == Verdict::Fail)
+                .map(move |r| format!("{}@{}:{}", d.workload, r.buckets, failed_statistic(r)))
+        })
+        .collect()
+}
+
+/// The distribution figures the report computed, per workload.
+#[derive(Clone, Debug)]
+pub struct DistRun {
+    /// Workload name.
+    pub workload: String,
+    /// Distinct keys.
+    pub keys: usize,
+    /// Every record, verdicts assigned.
+    pub records: Vec<DistRecord>,
+}
+
+/// One hasher's row of the "which hash" table.
+#[derive(Clone, Debug, Serialize)]
+pub struct HashVerdict {
+    /// Name.
+    pub name: String,
+    /// `full` (hashes `mm` too: fit for the global table) or `addr` (the address only:
+    /// the private table only).
+    pub scope: &'static str,
+    /// ns/hash.
+    pub cost_ns: Spread,
+    /// Largest collisions ratio over every workload and size.
+    pub worst_ratio: f64,
+    /// Where it was (`workload@buckets`).
+    pub worst_at: String,
+    /// `workload@buckets:statistic` of every failed record.
+    pub failures: Vec<String>,
+    /// Predicted throughput on this machine's futex path relative to jhash2.
+    pub predicted_vs_jhash2: Option<f64>,
+    /// Published 256-CPU mean throughput at ≥ 1024 slots relative to jhash2.
+    pub published_vs_jhash2: Option<f64>,
+    /// [`attack_resistance`] (None when not evaluated).
+    pub attack: Option<AttackScore>,
+}
+
+/// The verdict rows from costs, distribution records and (with `attack`) each hasher's
+/// attack score.
+pub fn hash_verdicts(
+    hashers: &[SharedHasher],
+    ctx_cost: impl Fn(&str) -> Option<Spread>,
+    dist: &[DistRun],
+    kernel_op_ns: Option<f64>,
+    published: &[(String, f64)],
+    attack: impl Fn(&dyn KeyHasher) -> Option<AttackScore>,
+) -> Vec<HashVerdict> {
+    let jcost = ctx_cost("jhash2").map(|s| s.median);
+    let jpub = published
+        .iter()
+        .find(|(n, _)| n == "jhash2")
+        .map(|(_, v)| *v);
+    hashers
+        .iter()
+        .map(|h| {
+            use crate::hashers::KeyHasher as _;
+            let name = h.name().to_string();
+            let mine = dist.iter().flat_map(|d| {
+                d.records
+                    .iter()
+                    .filter(|r| r.algo == name)
+                    .map(move |r| (d.workload.as_str(), r))
+            });
+            let (mut worst_ratio, mut worst_at) = (0.0f64, String::from("-"));
+            for (w, r) in mine {
+                let ratio = r.collisions_ratio();
+                if ratio > worst_ratio {
+                    worst_ratio = ratio;
+                    worst_at = format!("{w}@{}", r.buckets);
+                }
+            }
+            let failures = dist_failures(dist, &name);
+            let cost = ctx_cost(&name).unwrap_or(Spread::single(f64::NAN));
+            let predicted = match (kernel_op_ns, jcost) {
+                (Some(k), Some(j)) if cost.median.is_finite() => Some(k / (k - j + cost.median)),
+                _ => None,
+            };
+            let published_vs_jhash2 = match jpub {
+                Some(j) => published
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v / j),
+                None => None,
+            };
+            HashVerdict {
+                name,
+                scope: h.scope().as_str(),
+                cost_ns: cost,
+                worst_ratio,
+                worst_at,
+                failures,
+                predicted_vs_jhash2: predicted,
+                published_vs_jhash2,
+                attack: attack(h.as_ref()),
+            }
+        })
+        .collect()
+}
+
+/// The table a hasher is recommended for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableScope {
+    /// The kernel's global hash: every process's futexes in one table.
+    Global,
+    /// A process's private hash (one `mm`).
+    Private,
+}
+
+impl HashVerdict {
+    /// No distribution test fails and, for the global table, the hasher hashes `mm` too:
+    /// an address-only hasher in the global table puts every process forked from one
+    /// parent (same layout, own `mm`) on the same buckets.
+    pub fn fit_for(&self, t: TableScope) -> bool {
+        self.failures.is_empty() && (t == TableScope::Private || self.scope == "full")
+    }
+
+    /// The warning shown next to a hasher wherever it is ranked: the failed tests.
+    pub fn warning(&self) -> Option<String> {
+        (!self.failures.is_empty()).then(|| dist_warning(&self.failures))
+    }
+}
+
+/// "fails 6 distribution tests (perf@16384:chi2, …): not recommended".
+pub fn dist_warning(failures: &[String]) -> String {
+    let shown: Vec<&str> = failures.iter().take(2).map(String::as_str).collect();
+    format!(
+        "fails {} distribution test{} ({}{}): not recommended",
+        failures.len(),
+        if failures.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if failures.len() > 2 { ", …" } else { "" }
+    )
+}
+
+/// Why a hasher that fails a distribution test can still look fast in perf's loop.
+pub const PERF_LOCALITY: &str = "perf's loop gives each thread its own futexes on pages of \
+    its own, so a hash that keeps a page's futexes in few buckets never moves a bucket's \
+    cache line between CPUs and is rewarded for it: an artefact of the benchmark, not a \
+    property a program whose threads share futexes would see";
+
+/// The cheapest hasher fit for table `t` (measured cost), and the next cheapest.
+pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Option<&HashVerdict>) {
+    let mut fit: Vec<&HashVerdict> = v
+        .iter()
+        .filter(|h| h.fit_for(t) && h.cost_ns.median.is_finite())
+        .collect();
+    fit.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
+    (fit.first().copied(), fit.get(1).copied())
+}
+
+/// The sentence for question 3: the cheapest hasher no test fails, for the global table
+/// (full-scope hashers only) and for the private table, and whether the seed's "all
+/// equal in throughput" holds within this run's error.
+pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> String {
+    let mut s = String::new();
+    let clean = v.iter().filter(|h| h.failures.is_empty()).count();
+    let (g, _) = recommend(v, TableScope::Global);
+    let (p, _) = recommend(v, TableScope::Private);
+    match g {
+        Some(h) => {
+            let _ = write!(
+                s,
+                "Global table: {} is the cheapest full-scope hasher no distribution test fails ({:.2} ns/hash)",
+                h.name, h.cost_ns.median
+            );
+        }
+        None => s.push_str(
+            "Global table: no full-scope hasher passes every distribution test, so none is recommended",
+        ),
+    }
+    match p {
+        Some(h) if g.is_some_and(|g| g.name == h.name) => {
+            s.push_str("; private table: the same");
+        }
+        Some(h) => {
+            let _ = write!(
+                s,
+                "; private table: {} ({:.2} ns/hash{})",
+                h.name,
+                h.cost_ns.median,
+                if h.scope == "addr" {
+                    ", an address-only hasher: fit for the private table only, since in the \
+                     global table processes forked from one parent (same addresses, own mm) \
+                     would share every bucket"
+                } else {
+                    ""
+                }
+            );
+        }
+        None => s.push_str("; private table: no hasher passes every distribution test"),
+    }
+    let _ = write!(s, "; {clean} of {} hashers pass every test", v.len());
+    let failed: Vec<String> = v
+        .iter()
+        .filter(|h| !h.failures.is_empty())
+        .map(|h| format!("{} ({})", h.name, h.failures[0]))
+        .collect();
+    if !failed.is_empty() {
+        let _ = write!(s, "; not recommended, failing: {}", failed.join(", "));
+    }
+    let preds: Vec<(&str, f64)> = v
+        .iter()
+        .filter_map(|h| h.predicted_vs_jhash2.map(|p| (h.name.as_str(), p)))
+        .collect();
+    if let (Some(k), Some((worst, p))) = (
+        kernel_op,
+        preds
+            .iter()
+            .copied()
+            .max_by(|a, b| (a.1 - 1.0).abs().total_cmp(&(b.1 - 1.0).abs())),
+    ) {
+        let noise = k.rel_half_range();
+        let delta = (p - 1.0).abs();
+        if delta <= noise {
+            let _ = write!(
+                s,
+                ". The seed's finding that they are equal in throughput is predicted to hold here: on this machine's measured {} ns futex operation the largest hash-cost difference ({worst}) would change throughput by {}, inside the ±{} run-to-run range",
+                fmt_grouped(k.median, 0),
+                pct(delta),
+                pct(noise)
+            );
+        } else {
+            let _ = write!(
+                s,
+                ". The seed's finding that they are equal in throughput is predicted not to hold here: on this machine's measured {} ns futex operation {worst}'s cost would change throughput by {}, beyond the ±{} run-to-run range",
+                fmt_grouped(k.median, 0),
+                pct(delta),
+                pct(noise)
+            );
+        }
+    }
+    if let Some(a) = attack_sentence(v) {
+        let _ = write!(s, ". {a}");
+    }
+    s.push('.');
+    s
+}
+
+/// Question 3.
+pub fn which_hash(
+    ctx: &Context,
+    dist: &[DistRun],
+    kernel_op_ns: Option<Spread>,
+    dir: &Path,
+) -> Result<(Answer, Vec<HashVerdict>), String> {
+    let published = published_algo_means(&ctx.data_dir)?;
+    let v = hash_verdicts(
+        &ctx.hashers,
+        |n| ctx.cost(n),
+        dist,
+        kernel_op_ns.map(|k| k.median),
+        &published,
+        |h| attack_resistance(h, ctx.attack_buckets()),
+    );
+    let mut a = Answer {
+        question: "Which hash: cost × distribution × attack resistance".into(),
+        answer: which_hash_sentence(&v, kernel_op_ns),
+        ..Answer::default()
+    };
+    let any_attack = v.iter().any(|h| h.attack.is_some());
+    let mut headers = vec![
+        "hasher",
+        "scope",
+        "ns/hash",
+        "worst coll.",
+        "at",
+        "fails",
+        "pred. vs jhash2",
+        "pub. vs jhash2",
+    ];
+    if any_attack {
+        headers.push("mm leak");
+    }
+    let mut t = TextTable::new(headers);
+    let rel = |x: Option<f64>| x.map_or("-".into(), |x| format!("{:+.1}%", (x - 1.0) * 100.0));
+    for h in &v {
+        let mut row = vec![
+            h.name.clone(),
+            h.scope.to_string(),
+            h.cost_ns.fmt_decimals(2),
+            format!("{:.2}", h.worst_ratio),
+            h.worst_at.clone(),
+            h.failures.len().to_string(),
+            rel(h.predicted_vs_jhash2),
+            rel(h.published_vs_jhash2),
+        ];
+        if any_attack {
+            row.push(
+                h.attack
+                    .as_ref()
+                    .map_or_else(|| "-".into(), AttackScore::cell),
+            );
+        }
+        t.push(row);
+    }
+    let spread_pub = published
+        .iter()
+        .map(|p| p.1)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let _ = write!(
+        a.evidence,
+        "ns/hash: median ± half-range of {} runs, one core. worst coll.: the largest \
+         collisions ÷ random expectation over the distribution section's workloads and sizes. \
+         fails: failed distribution records (listed below with the statistic). pred.: \
+         throughput on this machine's measured futex path ({} ns of CPU time per operation, global hash \
+         = jhash2) with this hasher's cost instead. pub.: the published 256-CPU table's mean \
+         over ≥ 1024 slots{}.\n\n{}",
+        ctx.answer_runs(),
+        kernel_op_ns.map_or("-".into(), |k| k.fmt_decimals(0)),
+        if spread_pub.1 > 0.0 {
+            format!(
+                " (its algorithms differ by at most {})",
+                pct(spread_pub.1 / spread_pub.0 - 1.0)
+            )
+        } else {
+            String::new()
+        },
+        code(&t.render_within(MAX_WIDTH, 1))
+    );
+    for h in v.iter().filter(|h| !h.failures.is_empty()) {
+        let _ = writeln!(a.evidence, "- {} fails {}", h.name, h.failures.join(", "));
+    }
+    if v.iter().any(|h| !h.failures.is_empty()) {
+        let _ = writeln!(
+            a.evidence,
+            "\nA hasher that fails is never recommended, for either table, however fast it \
+             looks in a perf-loop figure (the published column, the simulation): {PERF_LOCALITY}."
+        );
+    }
+    if any_attack {
+        let probes = attack_probe_budget(ctx.attack_buckets());
+        let _ = writeln!(
+            a.evidence,
+            "\nmm leak: what an unprivileged process learns about its own mm pointer by timing \
+             FUTEX_WAKE on its own futexes (KernelSnitch, NDSS 2025) when a {}-bucket global \
+             hash (one node of roundup_pow_of_two(256 × CPUs) for this machine) uses this \
+             hasher: \"mm in N probes\" = recovered exactly (checked against the secret), \
+             else bits leaked of the {}-bit candidate space; \"keyed: untestable\" = the \
+             attacker does not have the key and cannot test a candidate. At most {} probes \
+             each (\"(budget)\": ran out, a lower bound). This is the leak only: a hasher \
+             whose collisions do not depend on mm (address-only forms, CRC-32's linearity) \
+             leaks nothing of it but lets collisions be computed offline (flooding).",
+            fmt_grouped(ctx.attack_buckets() as f64, 0),
+            ATTACK_SPACE_BITS,
+            fmt_grouped(probes as f64, 0)
+        );
+    } else {
+        a.evidence
+            .push_str("\nAttack resistance: not evaluated (no hasher could be scored).\n");
+    }
+    let plot = Plot {
+        title: "hash cost against distribution quality (lower left is better)".into(),
+        x_label: "ns per hash (this machine, one core)".into(),
+        y_label: "worst collisions ÷ random expectation".into(),
+        lines: v
+            .iter()
+            .filter(|h| h.cost_ns.median.is_finite())
+            .map(|h| Line {
+                name: format!("{}{}", h.name, plot_flags(h)),
+                points: vec![(h.cost_ns.median, h.worst_ratio)],
+                spread: Vec::new(),
+                markers_only: true,
+            })
+            .collect(),
+        y_scale: crate::render::plot::YScale::Linear,
+        reference: Some((1.0, "random = 1".into())),
+        ..Plot::default()
+    };
+    write_plot(dir, "answer-hashers.svg", &plot, &mut a)?;
+    a.commands = vec![
+        "futexhash check --algo NAME".into(),
+        "futexhash dist --workload perf --algo all".into(),
+        "cargo bench --bench hashers".into(),
+        format!(
+            "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} --buckets {} --max-probes {} --seed {ATTACK_SEED}",
+            v.iter()
+                .map(|h| h.name.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            ctx.attack_buckets(),
+            attack_probe_budget(ctx.attack_buckets())
+        ),
+    ];
+    a.caveat = format!(
+        "Costs are this machine's, one core, hot cache; the throughput prediction assumes the \
+         hash is the only thing that changes on the futex path and is not claimed where it is \
+         inside the kernel measurement's run-to-run range{}. The published table has no \
+         repeats, so its differences carry no error bar.",
+        kernel_op_ns.map_or(String::new(), |k| format!(
+            " (±{})",
+            pct(k.rel_half_range())
+        ))
+    );
+    a.figures = json!({ "hashers": v, "kernel_op_ns": kernel_op_ns, "published_means": published });
+    Ok((a, v))
+}
+
+/// Mean throughput over rows ≥ 1024 slots per column of the published eight-algorithm
+/// table, by hasher name.
+pub fn published_algo_means(data_dir: &Path) -> Result<Vec<(String, f64)>, String> {
+    let t = crate::sim::validate::read_published(
+        &data_dir.join(crate::report::context::PUBLISHED_TABLES[1]),
+    )?;
+    let mut out = Vec::new();
+    for (c, header) in t.columns.iter().enumerate() {
+        let Some(name) = crate::sim::validate::hasher_for_column(header) else {
+            continue;
+        };
+        let v: Vec<f64> = t
+            .rows
+            .iter()
+            .filter(|(b, _)| *b >= 1024)
+            .map(|(_, r)| r[c])
+            .collect();
+        if !v.is_empty() {
+            out.push((name.to_string(), v.iter().sum::<f64>() / v.len() as f64));
+        }
+    }
+    Ok(out)
+}
+
+/// What the hashers plot's legend adds to a name: failed distribution tests, and the mm
+/// leak of the "mm leak" column (recovered, or part of the bits).
+pub(crate) fn plot_flags(h: &HashVerdict) -> String {
+    let mut flags = Vec::new();
+    if !h.failures.is_empty() {
+        flags.push("fails".to_string());
+    }
+    match &h.attack {
+        Some(a) if a.mm_recovered => flags.push("leaks mm".into()),
+        Some(a) if a.bits_leaked >= 1.0 => {
+            flags.push(format!("leaks {:.1} bits of mm", a.bits_leaked))
+        }
+        _ => {}
+    }
+    if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", flags.join(", "))
+    }
+}
+
+/// CPU time of one kernel futex operation (perf's failing `FUTEX_WAIT`, one thread, global
+/// hash) in ns, `runs` times.
+pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
+    use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
+    let runtime =
+        std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
+            150
+        } else {
+            500
+        });
+    let mut ns = Vec::new();
+    for _ in 0..runs {
+        let mut spec = SweepSpec::new(vec![BackendChoice::Kernel], Some(vec![0]), runtime);
+        spec.threads = vec![1];
+        let res = sweep(&spec, &mut |_| {}).ok()?;
+        // CPU time per operation: on a machine busy with other work, wall-clock rates
+        // include the time the thread waited for a CPU.
+        if let Some(r) = res.records().first() {
+            let rate = if r.ops_per_cpu_sec > 0.0 {
+                r.ops_per_cpu_sec
+            } else {
+                r.ops_per_sec
+            };
+            if rate > 0.0 {
+                ns.push(1e9 / rate);
+            }
+        }
+    }
+    Spread::of(&ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(name: &str, cost: f64, fails: &[&str], pred: f64) -> HashVerdict {
+        HashVerdict {
+            name: name.into(),
+            scope: if name.ends_with("-addr") {
+                "addr"
+            } else {
+                "full"
+            },
+            cost_ns: Spread::single(cost),
+            worst_ratio: 1.0,
+            worst_at: "perf@16".into(),
+            failures: fails.iter().map(|s| s.to_string()).collect(),
+            predicted_vs_jhash2: Some(pred),
+            published_vs_jhash2: None,
+            attack: None,
+        }
+    }
+
+    #[test]
+    fn attack_sentence_names_each_group_only_when_it_has_members() {
+        let score = |rec: bool, bits: f64, probes: u64, stop: &'static str| AttackScore {
+            bits_leaked: bits,
+            space_bits: 20,
+            probes,
+            mm_recovered: rec,
+            stop,
+            keyed: stop == "cannot-test",
+            buckets: 512,
+        };
+        let with = |n: &str, a: Option<AttackScore>| HashVerdict {
+            attack: a,
+            ..verdict(n, 1.0, &[], 1.0)
+        };
+        assert_eq!(attack_sentence(&[with("a", None)]), None);
+        let v = [
+            with("jhash2", Some(score(true, 20.0, 900, "recovered"))),
+            with("xxhash", Some(score(true, 20.0, 1500, "recovered"))),
+            with("siphash", Some(score(false, 0.0, 100, "cannot-test"))),
+        ];
+        let s = attack_sentence(&v).unwrap();
+        assert!(
+            s.contains("with jhash2 and xxhash an unprivileged process recovers"),
+            "{s}"
+        );
+        assert!(s.contains("at most 1,500 timing probes"), "{s}");
+        assert!(s.contains("siphash is keyed"), "{s}");
+        assert!(
+            !s.contains("part of it") && !s.contains("leaks nothing") && !s.contains("budget"),
+            "{s}"
+        );
+        assert!(s.contains("20-bit mm space, 512-bucket"), "{s}");
+        let rest = [
+            with("crc32", Some(score(false, 0.0, 4000, "no-progress"))),
+            with("crc32c", Some(score(false, 0.0, 4000, "no-progress"))),
+            with("hash_long", Some(score(false, 9.0, 2000, "no-progress"))),
+            with("big", Some(score(false, 3.0, 65536, "budget"))),
+        ];
+        let s = attack_sentence(&rest).unwrap();
+        assert!(
+            s.contains("hash_long leaks part of it") && !s.contains("recovers"),
+            "{s}"
+        );
+        assert!(
+            s.contains("crc32 and crc32c leak nothing of mm — their collisions"),
+            "{s}"
+        );
+        assert!(s.contains("big ran out of probes"), "{s}");
+        // The plot's legend flags the same findings.
+        assert_eq!(plot_flags(&v[0]), " (leaks mm)");
+        assert_eq!(plot_flags(&v[2]), "");
+        assert_eq!(plot_flags(&rest[0]), "");
+        assert_eq!(plot_flags(&rest[2]), " (leaks 9.0 bits of mm)");
+        let failing = HashVerdict {
+            attack: Some(score(true, 20.0, 900, "recovered")),
+            ..verdict("x", 1.0, &["perf@64:max-load"], 1.0)
+        };
+        assert_eq!(plot_flags(&failing), " (fails, leaks mm)");
+        assert!(!s.contains("keyed"), "{s}");
+        assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
+        assert_eq!(score(false, 9.0, 1, "no-progress").cell(), "9.0/20 bits");
+        assert_eq!(
+            score(false, 3.0, 1, "budget").cell(),
+            "≥ 3.0/20 bits (budget)"
+        );
+        assert_eq!(
+            score(true, 20.0, 1234, "recovered").cell(),
+            "mm in 1,234 probes"
+        );
+    }
+
+    #[test]
+    fn which_hash_picks_the_cheapest_clean_hasher_and_tests_the_seed_claim() {
+        let v = vec![
+            verdict("fast_bad", 0.5, &["perf@16384:max-load"], 1.02),
+            verdict("jhash2", 5.0, &[], 1.0),
+            verdict("slow", 15.0, &[], 0.97),
+        ];
+        let k = Spread::of(&[380.0, 400.0, 420.0]).unwrap(); // ±5 %
+        let s = which_hash_sentence(&v, Some(k));
+        assert!(
+            s.starts_with(
+                "Global table: jhash2 is the cheapest full-scope hasher no distribution test fails (5.00 ns/hash); private table: the same; 2 of 3"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("not recommended, failing: fast_bad (perf@16384:max-load)"),
+            "{s}"
+        );
+        assert!(s.contains("is predicted to hold"), "{s}");
+        assert!(s.contains("(slow) would change throughput by 3.0 %"), "{s}");
+        // A 3 % effect against a ±1 % kernel range is a refutation.
+        let tight = Spread::of(&[396.0, 400.0, 404.0]).unwrap();
+        let s = which_hash_sentence(&v, Some(tight));
+        assert!(s.contains("predicted not to hold here"), "{s}");
+        let all_bad = vec![verdict("a", 1.0, &["x"], 1.0)];
+        let s = which_hash_sentence(&all_bad, None);
+        assert!(
+            s.starts_with("Global table: no full-scope hasher passes every distribution test"),
+            "{s}"
+        );
+        assert!(s.contains("private table: no hasher passes"), "{s}");
+    }
+
+    #[test]
+    fn an_address_only_hasher_is_recommended_for_the_private_table_only() {
+        let v = vec![
+            verdict("jhash2", 5.0, &[], 1.0),
+            verdict("jhash2-addr", 3.0, &[], 1.0),
+            // Cheapest of all but fails: every futex of a page in one bucket.
+            verdict("offsetless", 1.0, &["perf@1024:max-load"], 1.1),
+        ];
+        let (g, g2) = recommend(&v, TableScope::Global);
+        assert_eq!(g.map(|h| h.name.as_str()), Some("jhash2"));
+        assert!(g2.is_none(), "the failing one is no runner-up");
+        let (p, p2) = recommend(&v, TableScope::Private);
+        assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
+        assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"));
+        let s = which_hash_sentence(&v, None);
+        assert!(s.contains("Global table: jhash2 is the cheapest"), "{s}");
+        assert!(
+            s.contains("private table: jhash2-addr (3.00 ns/hash, an address-only hasher: fit for the private table only"),
+            "{s}"
+        );
+        assert!(
+            s.contains("failing: offsetless (perf@1024:max-load)"),
+            "{s}"
+        );
+        assert_eq!(
+            v[2].warning().as_deref(),
+            Some("fails 1 distribution test (perf@1024:max-load): not recommended")
+        );
+        assert_eq!(v[0].warning(), None);
+    }
+
+    #[test]
+    fn hash_verdict_prediction_is_the_futex_path_with_another_cost() {
+        // 400 ns per op with jhash2 at 5 ns: a 15 ns hasher makes it 410 ns → 400/410.
+        let h = vec![jhash2()];
+        let cost = |n: &str| (n == "jhash2").then_some(Spread::single(15.0));
+        let v = hash_verdicts(
+            &h,
+            cost,
+            &[],
+            Some(400.0),
+            &[("jhash2".into(), 2.0)],
+            |_| None,
+        );
+        assert_eq!(v[0].predicted_vs_jhash2, Some(1.0));
+        assert_eq!(v[0].published_vs_jhash2, Some(1.0));
+        let k = 400.0f64;
+        let (j, c) = (5.0f64, 15.0f64);
+        assert!((k / (k - j + c) - 400.0 / 410.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_failed_statistic_is_named() {
+        let mut r = DistRecord {
+            algo: "a".into(),
+            workload: "perf".into(),
+            keys: 100,
+            buckets: 4,
+            reduce: crate::stats::Reduce::Mask,
+            chi2: 0.0,
+            p_value: 0.5,
+            empty: 0,
+            empty_expected: 0.0,
+            collisions: 0,
+            collisions_expected: 0.0,
+            max_load: 0,
+            max_load_expected: 0.0,
+            verdict: Verdict::Fail,
+            p_value_even: 0.5,
+            p_collisions: 0.4,
+            p_max_load: 1e-9,
+            log2_p: 30.0,
+            weight: "keys",
+        };
+        assert_eq!(failed_statistic(&r), "max-load");
+        r.p_collisions = 1e-12;
+        assert_eq!(failed_statistic(&r), "collisions");
+        r.p_value = 1e-15;
+        assert_eq!(failed_statistic(&r), "chi2");
+    }
+}
