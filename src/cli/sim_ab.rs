@@ -19,12 +19,9 @@
 use crate::sim::sweep::SimRecord;
 
 /// A rate's interval `(lo, hi)` from a record's `ops_per_sec_lo`/`ops_per_sec_hi`, if
-/// the record has them (read through its serialised form, so that any record type with
-/// those fields serves).
+/// they are finite and ordered.
 pub(super) fn record_interval(r: &SimRecord) -> Option<(f64, f64)> {
-    let v = serde_json::to_value(r).ok()?;
-    let lo = v.get("ops_per_sec_lo")?.as_f64()?;
-    let hi = v.get("ops_per_sec_hi")?.as_f64()?;
+    let (lo, hi) = (r.ops_per_sec_lo, r.ops_per_sec_hi);
     (lo.is_finite() && hi.is_finite() && lo <= hi).then_some((lo, hi))
 }
 
@@ -232,6 +229,7 @@ mod tests {
                 shared_buckets: None,
                 noisy_ops_per_sec: None,
                 machine: String::new(),
+                warning: String::new(),
             },
             hash_ns: 6.6,
             hash_ns_source: "profile",
@@ -242,6 +240,9 @@ mod tests {
             bucket_bytes: 64,
             slots: slots.into(),
             threads_per_cpu: 1.0,
+            ops_per_sec_lo: f64::NAN,
+            ops_per_sec_hi: f64::NAN,
+            replications: vec![rate],
         }
     }
 

@@ -8,8 +8,8 @@ use crate::render::output::wrap_comment;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::Design;
 use crate::sim::profile::MachineProfile;
+use crate::sim::trace_replay::replay_with_interval;
 use crate::sim::trace_replay::{ReplayDesign, ReplayRecord};
-use crate::sim::uncertainty::replay_with_interval;
 use std::path::Path;
 
 /// The `sim` flags the replay uses.

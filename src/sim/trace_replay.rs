@@ -159,7 +159,7 @@ pub struct ReplayRecord {
     /// filled by its caller.
     pub warning: String,
     /// Lower end of the 80 % interval of `ops_per_sec`; [`replay`] leaves it at the rate
-    /// itself, [`super::uncertainty::replay_with_interval`] sets it.
+    /// itself, [`replay_with_interval`] sets it.
     pub ops_per_sec_lo: f64,
     /// Upper end of the 80 % interval of `ops_per_sec` (see `ops_per_sec_lo`).
     pub ops_per_sec_hi: f64,
@@ -600,6 +600,36 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
         ops_per_sec_hi: rates.iter().sum::<f64>() / rates.len() as f64,
         hot_buckets,
     })
+}
+
+/// [`replay_with`] with its 80 % interval: replayed with each of the
+/// [`replication_profiles`] of `m` (a replay has no start order to vary: its threads
+/// start as captured), the spread combined with the CV model error.
+pub fn replay_with_interval<H: crate::hashers::KeyHasher + ?Sized>(
+    m: &MachineProfile,
+    rec: &crate::workload::Recording,
+    workload: &str,
+    hasher: &H,
+    buckets: u64,
+    think_scale: f64,
+    rd: &ReplayDesign,
+) -> Result<ReplayRecord, String> {
+    let unc = super::uncertainty::profile_uncertainty(m);
+    let profiles = super::uncertainty::replication_profiles(m, &unc.calibration);
+    let mut first = replay_with(m, rec, workload, hasher, buckets, think_scale, rd)?;
+    let mut rates = vec![first.ops_per_sec];
+    for p in &profiles[1..] {
+        rates.push(replay_with(p, rec, workload, hasher, buckets, think_scale, rd)?.ops_per_sec);
+    }
+    let (lo, hi) = super::uncertainty::interval(
+        first.ops_per_sec,
+        super::uncertainty::log_sd(&rates),
+        unc.model_sd,
+    );
+    first.ops_per_sec_lo = lo;
+    first.ops_per_sec_hi = hi;
+    first.profile = m.name.clone();
+    Ok(first)
 }
 
 #[cfg(test)]

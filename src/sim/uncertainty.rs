@@ -152,35 +152,6 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Ratio {
     }
 }
 
-/// [`super::trace_replay::replay`] with its 80 % interval: replayed with each of the
-/// [`replication_profiles`] of `m` (a replay has no start order to vary: its threads
-/// start as captured), the spread combined with the CV model error.
-pub fn replay_with_interval<H: crate::hashers::KeyHasher + ?Sized>(
-    m: &MachineProfile,
-    rec: &crate::workload::Recording,
-    workload: &str,
-    hasher: &H,
-    buckets: u64,
-    think_scale: f64,
-    rd: &super::trace_replay::ReplayDesign,
-) -> Result<super::trace_replay::ReplayRecord, String> {
-    let unc = profile_uncertainty(m);
-    let profiles = replication_profiles(m, &unc.calibration);
-    let mut first = super::trace_replay::replay_with(m, rec, workload, hasher, buckets, think_scale, rd)?;
-    let mut rates = vec![first.ops_per_sec];
-    for p in &profiles[1..] {
-        rates.push(
-            super::trace_replay::replay_with(p, rec, workload, hasher, buckets, think_scale, rd)?
-                .ops_per_sec,
-        );
-    }
-    let (lo, hi) = interval(first.ops_per_sec, log_sd(&rates), unc.model_sd);
-    first.ops_per_sec_lo = lo;
-    first.ops_per_sec_hi = hi;
-    first.profile = m.name.clone();
-    Ok(first)
-}
-
 /// The accuracy the simulator quotes: `sim validate --cv` over every `cv` cell.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QuotedError {

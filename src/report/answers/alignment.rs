@@ -377,6 +377,9 @@ mod tests {
             algo: "jhash2".into(),
             buckets: 0,
             ratio: predicted / published,
+            role: "dev",
+            lo: None,
+            hi: None,
         }
     }
 
