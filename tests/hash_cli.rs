@@ -596,7 +596,7 @@ fn check_and_trace_replay_tables_fit_in_100_columns() {
         assert_within_100(trace, &o);
         let t = stdout(&o);
         // The columns were split, not dropped.
-        for col in ["ops/s per thread", "contended %", "p99 ns", "simulated s"] {
+        for col in ["ops/s/thread", "80 % interval", "cont %", "p99 ns"] {
             assert!(t.contains(col), "{col} missing:\n{t}");
         }
     }

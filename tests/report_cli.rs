@@ -35,7 +35,7 @@ uint32_t futex_hash(const uint32_t *key, uint32_t offset)
 #[test]
 fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     let dir = tmp("full");
-    let src = tmp("offsetless.c");
+    let src = tmp("offsetless").with_extension("c");
     std::fs::write(&src, OFFSETLESS_C).unwrap();
     let algos = format!(
         "mine=c:examples/hashers/jhash2.c,offsetless=c:{}",
