@@ -448,20 +448,7 @@ mod tests {
         );
     }
 
-    fn machine(cpus: u32, nodes: u32) -> MachineProfile {
-        MachineProfile {
-            name: "test".into(),
-            cpus,
-            nodes,
-            outside_ns: 400.0,
-            hold_ns: 100.0,
-            handoff_local_ns: 200.0,
-            handoff_remote_ns: 600.0,
-            line_miss_ns: 0.0,
-            line_miss_remote_ns: None,
-            ..MachineProfile::minimal("test", cpus, nodes)
-        }
-    }
+    use super::super::tests::machine;
 
     fn workload(
         threads: usize,

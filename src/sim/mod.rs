@@ -384,7 +384,8 @@ mod tests {
         assert!(check_clock(&huge, 1, 5.0, len).is_ok());
     }
 
-    fn machine(cpus: u32, nodes: u32) -> MachineProfile {
+    /// The simulator tests' profile: costs stated, no line-transfer cost (engine tests too).
+    pub(super) fn machine(cpus: u32, nodes: u32) -> MachineProfile {
         MachineProfile {
             name: "test".into(),
             cpus,
