@@ -3,7 +3,7 @@
 //! Data flows one way: a module uses only modules of lower layers (checked by
 //! `tests/architecture.rs`, as is this line).
 //!
-//! Layers, lowest first: `assets` `key` `machine` `reduce` `render` `rng` → `hashers`
+//! Layers, lowest first: `assets` `key` `limits` `machine` `reduce` `render` `rng` → `hashers`
 //! `workload` → `capture` `stats` `table` `throughput` → `bench` `check` `sim` → `attack`
 //! → `report` → `cli` `fuzz_targets`
 //!
@@ -19,6 +19,7 @@ pub mod cli;
 pub mod fuzz_targets;
 pub mod hashers;
 pub mod key;
+pub mod limits;
 pub mod machine;
 pub mod reduce;
 pub mod render;

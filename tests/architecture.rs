@@ -20,6 +20,7 @@ use syn::visit::Visit;
 const LAYERS: &[(&str, u32)] = &[
     ("assets", 0),
     ("key", 0),
+    ("limits", 0),
     ("machine", 0),
     ("reduce", 0),
     ("render", 0),

@@ -9,11 +9,13 @@
 //! histogram, and F futex words plus (model) their F keys. Per model table: buckets ×
 //! nodes × the bucket size of the layout (64 bytes aligned, 32 packed). The limits read
 //! are `vm.max_map_count`, `kernel.threads-max`, the cgroup's `pids.max` and
-//! `memory.max`, `MemAvailable`, and `RLIMIT_AS` / `RLIMIT_NPROC`.
+//! `memory.max`, `MemAvailable`, and `RLIMIT_AS` / `RLIMIT_NPROC`; reading them is
+//! [`crate::limits`], which `dist` and `keys` use too.
 
 use super::options::BenchError;
 use super::runner::WORKER_STACK;
 use crate::key::FutexKey;
+pub use crate::limits::{Limits, human};
 use crate::table::{Aligned, Layout, Packed};
 
 /// Memory mappings each worker thread adds (see the module doc).
@@ -72,93 +74,7 @@ impl Needs {
     }
 }
 
-/// The machine's limits (None: no limit found).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// `vm.max_map_count` minus the mappings this process has now.
-    pub free_maps: Option<u64>,
-    /// Threads that may still be created: `threads-max`, cgroup `pids.max`, `RLIMIT_NPROC`.
-    pub threads: Option<(u64, &'static str)>,
-    /// Memory that may still be used: `MemAvailable`, cgroup `memory.max` − current.
-    pub memory: Option<(u64, &'static str)>,
-    /// `RLIMIT_AS`.
-    pub address_space: Option<u64>,
-}
-
-fn read_u64(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// This process's cgroup v2 directory (`/proc/self/cgroup`: `0::/path`).
-fn cgroup_dir() -> Option<String> {
-    let s = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = s.lines().find_map(|l| l.strip_prefix("0::"))?;
-    Some(format!("/sys/fs/cgroup{}", path.trim_end_matches('/')))
-}
-
-fn rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid, writable rlimit for the duration of the call.
-    let rc = unsafe { libc::getrlimit(resource, &mut r) };
-    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
-}
-
-fn min_limit(
-    a: Option<(u64, &'static str)>,
-    b: Option<(u64, &'static str)>,
-) -> Option<(u64, &'static str)> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(if y.0 < x.0 { y } else { x }),
-        (x, None) => x,
-        (None, y) => y,
-    }
-}
-
 impl Limits {
-    /// Reads this machine's and this process's limits.
-    pub fn current() -> Self {
-        let maps_now = std::fs::read_to_string("/proc/self/maps")
-            .map(|s| s.lines().count() as u64)
-            .unwrap_or(0);
-        let free_maps = read_u64("/proc/sys/vm/max_map_count").map(|m| m.saturating_sub(maps_now));
-        let cg = cgroup_dir();
-        let cg_u64 = |f: &str| cg.as_ref().and_then(|d| read_u64(&format!("{d}/{f}")));
-        let mut threads =
-            read_u64("/proc/sys/kernel/threads-max").map(|t| (t, "kernel.threads-max"));
-        if let (Some(max), Some(cur)) = (cg_u64("pids.max"), cg_u64("pids.current")) {
-            threads = min_limit(
-                threads,
-                Some((max.saturating_sub(cur), "the cgroup's pids.max")),
-            );
-        }
-        threads = min_limit(
-            threads,
-            rlimit(libc::RLIMIT_NPROC).map(|n| (n, "RLIMIT_NPROC (ulimit -u)")),
-        );
-        let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .map(|kb| kb * 1024)
-        });
-        let mut memory = available.map(|b| (b, "MemAvailable"));
-        if let (Some(max), Some(cur)) = (cg_u64("memory.max"), cg_u64("memory.current")) {
-            memory = min_limit(
-                memory,
-                Some((max.saturating_sub(cur), "the cgroup's memory.max")),
-            );
-        }
-        Limits {
-            free_maps,
-            threads,
-            memory,
-            address_space: rlimit(libc::RLIMIT_AS),
-        }
-    }
-
     /// Refuses `needs` if it exceeds a limit: one line naming the product and the limit.
     pub fn check(&self, needs: &Needs) -> Result<(), BenchError> {
         let t = needs.threads;
@@ -212,22 +128,6 @@ impl Limits {
             }
         }
         Ok(())
-    }
-}
-
-/// Bytes in KiB/MiB/GiB/TiB, one decimal.
-pub fn human(b: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} bytes")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }
 

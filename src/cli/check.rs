@@ -50,6 +50,9 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
             super::dist::MAX_KEYS
         )));
     }
+    if let Some(k) = a.keys {
+        args::check_key_memory(k, args::DIST_BYTES_PER_KEY)?;
+    }
     let hasher = args::one_algo(&a.algo, a.hash_key)?;
     let opts = CheckOptions {
         vectors,

@@ -163,6 +163,9 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
             "--keys '{k}' must be between 1 and {MAX_KEYS}"
         )));
     }
+    if let Some(k) = a.keys {
+        args::check_key_memory(k, args::DIST_BYTES_PER_KEY)?;
+    }
     let keyset = workload
         .generate(a.keys.map(|k| k as usize), a.seed)
         .map_err(CliError::usage)?;

@@ -78,6 +78,13 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
             super::dist::MAX_KEYS
         )));
     }
+    if let Some(k) = a.keys {
+        let per_key = match a.format {
+            KeysFormat::Csv => args::KEYS_CSV_BYTES_PER_KEY,
+            KeysFormat::Json => args::KEYS_JSON_BYTES_PER_KEY,
+        };
+        args::check_key_memory(k, per_key)?;
+    }
     let set = workload
         .generate(a.keys.map(|k| k as usize), a.seed)
         .map_err(CliError::usage)?;
