@@ -259,3 +259,31 @@ fn a_regular_file_is_replaced_whole() {
     assert_eq!(names(&dir), ["out.csv"]);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `report --out DIR` on a directory of the user's (a file and a subdirectory that no
+/// report writes): refused before any work with one line naming the file, exit 2, and the
+/// directory untouched. The report replaces its directory whole, so before this fix the
+/// user's files were deleted (issue 26).
+#[test]
+fn report_never_replaces_a_directory_that_is_not_a_report() {
+    let d = tmpdir("report-foreign");
+    let mine = d.join("mine");
+    fs::create_dir_all(mine.join("sub")).unwrap();
+    fs::write(mine.join("keep.txt"), "precious").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["report", "--quick", "--out"])
+        .arg(&mine)
+        .output()
+        .expect("run futexhash");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'keep.txt'"), "{err}");
+    assert_eq!(
+        fs::read_to_string(mine.join("keep.txt")).unwrap(),
+        "precious"
+    );
+    assert_eq!(names(&mine), ["keep.txt", "sub"]);
+    assert_eq!(names(&d), ["mine"]);
+    fs::remove_dir_all(&d).unwrap();
+}

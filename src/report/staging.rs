@@ -103,15 +103,67 @@ fn remove_stale(parent: &Path, target: &Path) {
     }
 }
 
+/// Whether `dir` may be replaced by a new report: it is empty, or it is a previous report
+/// (a `report.md` and nothing but the regular files a report writes: `report.md`,
+/// `report.json`, `*.svg`). Otherwise the error names the first entry that is not a
+/// report's.
+pub fn previous_report(dir: &Path) -> io::Result<()> {
+    let mut has_report = false;
+    let mut foreign = None;
+    let mut empty = true;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        empty = false;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_file = entry.file_type()?.is_file();
+        let ours =
+            is_file && (name == "report.md" || name == "report.json" || name.ends_with(".svg"));
+        has_report |= is_file && name == "report.md";
+        if !ours && foreign.as_ref().is_none_or(|f: &String| name < *f) {
+            foreign = Some(name);
+        }
+    }
+    match foreign {
+        _ if empty => Ok(()),
+        None if has_report => Ok(()),
+        None => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "is a directory that is neither empty nor a previous report (no report.md): \
+             name a new or empty directory",
+        )),
+        Some(f) => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "holds '{f}', which a report does not write: a report replaces its directory \
+                 whole, so name a new or empty directory, or a previous report's"
+            ),
+        )),
+    }
+}
+
 impl StagedDir {
     /// Creates the target's parent directories and the temporary directory beside it;
     /// fails (with the OS's reason) when the target cannot be written.
+    ///
+    /// An existing target must be empty or a previous report (see [`previous_report`]): a
+    /// directory holding anything else is the user's and is refused, never replaced. A
+    /// symlink is followed, and the directory it leads to is replaced, so the link stays.
     pub fn create(target: &Path) -> io::Result<StagedDir> {
+        let resolved;
+        let target = if target.is_symlink() {
+            resolved = std::fs::canonicalize(target)?;
+            resolved.as_path()
+        } else {
+            target
+        };
         if target.exists() && !target.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 "exists and is not a directory",
             ));
+        }
+        if target.is_dir() {
+            previous_report(target)?;
         }
         let staging = sibling(target, "tmp")?;
         if let Some(parent) = staging.parent() {
@@ -193,15 +245,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_directory_that_is_not_a_report_is_never_replaced() {
+        let base = std::env::temp_dir().join(format!("fh-foreign-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let mine = base.join("mine");
+        std::fs::create_dir_all(mine.join("sub")).unwrap();
+        std::fs::write(mine.join("keep.txt"), "precious").unwrap();
+        let e = StagedDir::create(&mine).unwrap_err();
+        assert!(e.to_string().contains("'keep.txt'"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(mine.join("keep.txt")).unwrap(),
+            "precious"
+        );
+        // SVGs alone are not a report either: a report always has its report.md.
+        let svgs = base.join("svgs");
+        std::fs::create_dir_all(&svgs).unwrap();
+        std::fs::write(svgs.join("a.svg"), "<svg/>").unwrap();
+        assert!(StagedDir::create(&svgs).is_err());
+        // An empty directory and a previous report are fine.
+        let empty = base.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        StagedDir::create(&empty).unwrap();
+        std::fs::write(svgs.join("report.md"), "old").unwrap();
+        std::fs::write(svgs.join("report.json"), "[]").unwrap();
+        StagedDir::create(&svgs).unwrap();
+        // A link to a report directory: the directory is replaced, the link stays.
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&svgs, &link).unwrap();
+        let s = StagedDir::create(&link).unwrap();
+        std::fs::write(s.path().join("report.md"), "new").unwrap();
+        s.commit().unwrap();
+        assert!(link.is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(svgs.join("report.md")).unwrap(),
+            "new"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn files_appear_only_on_commit_and_replace_the_old_report() {
         let base = std::env::temp_dir().join(format!("fh-staged-{}", std::process::id()));
         let target = base.join("out");
         std::fs::create_dir_all(&target).unwrap();
         std::fs::write(target.join("old.svg"), "old").unwrap();
+        std::fs::write(target.join("report.md"), "old").unwrap();
         let s = StagedDir::create(&target).unwrap();
         std::fs::write(s.path().join("report.md"), "new").unwrap();
-        assert!(
-            !target.join("report.md").exists(),
+        assert_eq!(
+            std::fs::read_to_string(target.join("report.md")).unwrap(),
+            "old",
             "nothing visible before commit"
         );
         s.commit().unwrap();
