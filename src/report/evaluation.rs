@@ -10,44 +10,21 @@
 //! condition is printed only when the figures show it.
 
 use super::answers::{self, DistRun, MAX_WIDTH};
-use super::context::{Context, Depth, PUBLISHED_TABLES};
+use super::context::{Context, Depth};
+pub use super::section::Section;
+use super::section::{code_block, write_plot};
+use super::simulation::simulation_section;
 use super::spread::Spread;
 use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
-use crate::render::plot::{Band, Line, Plot, plot_svg};
+use crate::render::plot::{Band, Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
 use crate::throughput::record::BenchRecord;
 use crate::workload::KeyWorkload;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-/// One section of the report: Markdown text, the plots it refers to (already written),
-/// and its figures for `report.json`.
-#[derive(Clone, Debug, Default)]
-pub struct Section {
-    /// Key in `report.json`.
-    pub key: String,
-    /// Markdown, starting with a `##` heading.
-    pub markdown: String,
-    /// Files written for it.
-    pub files: Vec<PathBuf>,
-    /// Its figures.
-    pub figures: Value,
-}
-
-fn code_block(text: &str) -> String {
-    format!("```\n{text}```\n")
-}
-
-fn write_plot(dir: &Path, file: &str, plot: &Plot, section: &mut Section) -> Result<(), String> {
-    let path = dir.join(file);
-    plot_svg(&path, plot).map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
-    let _ = writeln!(section.markdown, "\n![{}]({file})\n", plot.title);
-    section.files.push(path);
-    Ok(())
-}
+use std::path::Path;
 
 /// The machine the report ran on.
 pub fn machine_section(ctx: &Context) -> Section {
@@ -663,296 +640,6 @@ pub fn compare_value(v: f64) -> String {
     }
 }
 
-/// Per hasher, the min and max of `predicted / published` on the eight-algorithm table.
-fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
-    let v: Vec<f64> = ctx
-        .validation
-        .iter()
-        .filter(|r| r.table == PUBLISHED_TABLES[1] && r.algo == algo)
-        .map(|r| r.ratio)
-        .collect();
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(0.0, f64::max);
-    (!v.is_empty()).then_some((lo, hi))
-}
-
-/// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
-/// and the validation error against the published tables.
-pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result<Section, String> {
-    let records = sim_hasher_sweep(ctx)?;
-    // A hasher that fails a distribution test is shown with the failure wherever it is
-    // ranked, and never set apart as a gain without it.
-    let warn = |name: &str| {
-        let f = answers::dist_failures(dist, name);
-        (!f.is_empty()).then(|| answers::dist_warning(&f))
-    };
-    let rms = |table: &str| {
-        crate::sim::validate::rms_log_error(ctx.validation.iter().filter(|r| r.table == table))
-    };
-    let err = ctx.sim_error();
-    let tol = err.value;
-    let mut s = Section {
-        key: "simulation".into(),
-        ..Section::default()
-    };
-    let _ = write!(
-        s.markdown,
-        "## Prediction: the seed thread's 256-CPU box\n\nA discrete-event simulation of 240 \
-         threads running perf's loop on a 2-node, 256-CPU machine, calibrated on two rows \
-         (global hash and 4 slots) of the published 240-thread table; cells are predicted \
-         mean ops/s per thread. Every simulated figure in this report carries {} \
-         (`futexhash sim validate` prints every row).\n\n{}",
-        err.provenance(),
-        code_block(&sim_table(ctx, &records, &warn).render_within(MAX_WIDTH, 1))
-    );
-    let failing: Vec<String> = ctx
-        .hashers
-        .iter()
-        .filter_map(|h| warn(h.name()).map(|w| format!("{} {w}", h.name())))
-        .collect();
-    if !failing.is_empty() {
-        let _ = writeln!(
-            s.markdown,
-            "(F) = fails a distribution test on this run's keys: {}.",
-            failing.join("; ")
-        );
-    }
-    // Which hashers the simulation sets apart from jhash2, and whether that survives the
-    // simulator's error on the same column.
-    let mut apart = Vec::new();
-    let mut locality = false;
-    for h in &ctx.hashers {
-        if h.name() == "jhash2" {
-            continue;
-        }
-        let best = records
-            .iter()
-            .filter(|r| r.algo == h.name())
-            .filter_map(|r| {
-                let j = records
-                    .iter()
-                    .find(|x| x.algo == "jhash2" && x.buckets == r.buckets)?;
-                Some((r.buckets, r.ops_per_sec / j.ops_per_sec - 1.0))
-            })
-            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
-        if let Some((b, d)) = best.filter(|(_, d)| d.abs() > tol) {
-            let note = match validation_range(ctx, h.name()) {
-                Some((lo, hi)) => format!(
-                    " (but `sim validate` puts this column at {lo:.2}–{hi:.2}× the published one)"
-                ),
-                None => String::new(),
-            };
-            let w = warn(h.name()).map_or(String::new(), |w| format!(" — it {w}"));
-            if d > 0.0 && !w.is_empty() {
-                locality = true;
-            }
-            apart.push(format!(
-                "{} {:+.0} % at {b} slots{note}{w}",
-                h.name(),
-                d * 100.0
-            ));
-        }
-    }
-    if apart.is_empty() {
-        let _ = writeln!(
-            s.markdown,
-            "\nNo hasher differs from jhash2 by more than the simulator's {} fit error, so \
-             the simulation ranks none of them.",
-            err.pct()
-        );
-    } else {
-        let _ = writeln!(
-            s.markdown,
-            "\nBeyond the simulator's {} fit error, the simulation sets apart: {}. A ranking \
-             is claimed only where the published table agrees.",
-            err.pct(),
-            apart.join("; ")
-        );
-        if locality {
-            let _ = writeln!(
-                s.markdown,
-                "\nA hasher that fails a distribution test and still comes out faster here \
-                 is no candidate: {}.",
-                answers::PERF_LOCALITY
-            );
-        }
-    }
-    let lines: Vec<Line> = ctx
-        .hashers
-        .iter()
-        .map(|h| {
-            Line::new(
-                match warn(h.name()) {
-                    Some(_) => format!("{} (fails)", h.name()),
-                    None => h.name().to_string(),
-                },
-                records
-                    .iter()
-                    .filter(|r| r.algo == h.name() && r.buckets > 0)
-                    .filter_map(|r| {
-                        let j = records
-                            .iter()
-                            .find(|x| x.algo == "jhash2" && x.buckets == r.buckets)?;
-                        Some((r.buckets as f64, r.ops_per_sec / j.ops_per_sec))
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
-    write_plot(
-        dir,
-        "sim-256cpu.svg",
-        &Plot {
-            title: "simulated 256-CPU box, 240 threads, each hasher ÷ jhash2".into(),
-            x_label: "private hash slots".into(),
-            y_label: "ops/sec ÷ jhash2's".into(),
-            log2_x: true,
-            y_scale: crate::render::plot::YScale::Linear,
-            band: Some(Band {
-                name: format!("jhash2 ± {} fit error", err.pct()),
-                points: records
-                    .iter()
-                    .filter(|r| r.algo == "jhash2" && r.buckets > 0)
-                    .map(|r| (r.buckets as f64, 1.0 - tol, 1.0 + tol))
-                    .collect(),
-            }),
-            reference: Some((1.0, "jhash2".into())),
-            lines,
-            ..Plot::default()
-        },
-        &mut s,
-    )?;
-    // The published runs behind the 240-thread means, as the range each cell's runs span.
-    let runs_band = crate::sim::validate::read_runs(&ctx.data_dir)
-        .ok()
-        .flatten()
-        .map(|t| Band {
-            name: "published runs' range".into(),
-            points: t
-                .rows
-                .iter()
-                .filter(|(b, v)| *b > 0 && !v.is_empty())
-                .map(|(b, v)| {
-                    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = v.iter().copied().fold(0.0, f64::max);
-                    (*b as f64, lo, hi)
-                })
-                .collect(),
-        });
-    let published: Vec<&crate::sim::validate::ValidationRow> = ctx
-        .validation
-        .iter()
-        .filter(|r| r.table == PUBLISHED_TABLES[0] && r.buckets > 0)
-        .collect();
-    write_plot(
-        dir,
-        "sim-validation.svg",
-        &Plot {
-            title: "published vs simulated, 240 threads, jhash2".into(),
-            x_label: "private hash slots".into(),
-            y_label: "ops/sec per thread".into(),
-            log2_x: true,
-            lines: vec![
-                Line::new(
-                    "published",
-                    published
-                        .iter()
-                        .map(|r| (r.buckets as f64, r.published))
-                        .collect(),
-                ),
-                Line::new(
-                    "simulated",
-                    published
-                        .iter()
-                        .map(|r| (r.buckets as f64, r.predicted))
-                        .collect(),
-                ),
-                Line {
-                    name: "fitted cells (calibration)".into(),
-                    points: published
-                        .iter()
-                        .filter(|r| r.fitted)
-                        .map(|r| (r.buckets as f64, r.published))
-                        .collect(),
-                    spread: Vec::new(),
-                    markers_only: true,
-                },
-            ],
-            y_scale: crate::render::plot::YScale::Log,
-            band: runs_band,
-            ..Plot::default()
-        },
-        &mut s,
-    )?;
-    s.figures = json!({
-        "profile": ctx.seed_box.name,
-        "sim_error": err,
-        "rms_log_error": {
-            PUBLISHED_TABLES[0]: rms(PUBLISHED_TABLES[0]),
-            PUBLISHED_TABLES[1]: rms(PUBLISHED_TABLES[1]),
-            PUBLISHED_TABLES[2]: rms(PUBLISHED_TABLES[2]),
-        },
-        "predicted": records.iter().map(|r| json!({
-            "algo": r.algo, "buckets": r.buckets, "threads": r.threads,
-            "ops_per_sec": r.ops_per_sec, "latency_ns_p99": r.latency_ns_p99,
-        })).collect::<Vec<_>>(),
-        "validation": ctx.validation.iter().map(|r| json!({
-            "table": r.table, "algo": r.algo, "buckets": r.buckets, "published": r.published,
-            "predicted": r.predicted, "fitted": r.fitted,
-        })).collect::<Vec<_>>(),
-    });
-    Ok(s)
-}
-
-fn sim_table(
-    ctx: &Context,
-    records: &[BenchRecord],
-    warn: &dyn Fn(&str) -> Option<String>,
-) -> TextTable {
-    let mut headers = vec!["buckets".to_string()];
-    headers.extend(ctx.hashers.iter().map(|h| match warn(h.name()) {
-        Some(_) => format!("{} (F)", h.name()),
-        None => h.name().to_string(),
-    }));
-    let mut t = TextTable::new(headers);
-    let mut sizes: Vec<u64> = records.iter().map(|r| r.buckets).collect();
-    sizes.dedup();
-    for b in sizes {
-        let mut row = vec![b.to_string()];
-        for h in &ctx.hashers {
-            row.push(
-                records
-                    .iter()
-                    .find(|r| r.buckets == b && r.algo == h.name())
-                    .map_or("-".into(), |r| fmt_grouped(r.ops_per_sec, 0)),
-            );
-        }
-        t.push(row);
-    }
-    t
-}
-
-/// The simulator call of the prediction section: every hasher at 240 threads.
-fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<BenchRecord>, String> {
-    use crate::sim::sweep::{SimSweep, run_sweep};
-    let buckets: Vec<u64> = if ctx.depth == Depth::Quick {
-        (1..=17).step_by(2).map(|k| 1u64 << k).collect()
-    } else {
-        (1..=17).map(|k| 1u64 << k).collect()
-    };
-    let sweep = SimSweep {
-        threads: vec![240],
-        futexes: 1024,
-        buckets,
-        hashers: ctx.hashers.clone(),
-        op: crate::sim::SimOp::WaitFail,
-        node: None,
-        len: ctx.sim_len,
-        seed: 1,
-    };
-    run_sweep(&ctx.seed_box, &sweep, || {})
-}
-
 /// A whole report: its sections in order (the answers first).
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -1040,7 +727,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     }
     decisions.push(answers::alignment_decision(
         &seed003,
-        paired.map(|f| (f.paired_ratio_median, f.ratio_spread_pct / 100.0)),
+        paired.map(answers::PairedLayouts::of),
         tol,
     ));
     decisions.push(answers::numa_decision(&numa, tol));

@@ -12,5 +12,7 @@
 pub mod answers;
 pub mod context;
 pub mod evaluation;
+pub mod section;
+pub mod simulation;
 pub mod spread;
 pub mod staging;

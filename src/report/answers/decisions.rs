@@ -6,7 +6,7 @@
 //! Confidence rule (docs/report.md): a decision rests on one difference — the winner
 //! against the runner-up, a table size against the next smaller one, a ratio against 1 —
 //! and on that difference's error (the runs' half-ranges summed for measured figures, the
-//! simulator's fit error for simulated ones). `high` when the difference exceeds twice
+//! simulator's out-of-sample error for simulated ones). `high` when the difference exceeds twice
 //! its error, `medium` when it exceeds it, `low` otherwise (the alternatives are not told
 //! apart) or when there is no figure to decide on.
 
@@ -185,7 +185,7 @@ pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
                     pct(share(merged)),
                 ),
                 would_change_if: format!(
-                    "the simulator's {} fit error were known to be smaller than the {} step \
+                    "the simulator's {} out-of-sample error were known to be smaller than the {} step \
                      from the next smaller size, or the target machine's own curve put a \
                      smaller size within {} of the global hash",
                     pct(tol),
@@ -241,13 +241,13 @@ pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
                 },
                 evidence: format!(
                     "On {} at {} threads (simulated), no size up to {top} slots is faster than \
-                     {n} slots by more than the {} fit error; {step}.",
+                     {n} slots by more than the {} out-of-sample error; {step}.",
                     c.profile,
                     c.threads,
                     pct(tol)
                 ),
                 would_change_if: format!(
-                    "a size above {n} were faster by more than the fit error, e.g. with more \
+                    "a size above {n} were faster by more than the out-of-sample error, e.g. with more \
                      threads or on a machine whose curve differs"
                 ),
             }
@@ -265,11 +265,15 @@ pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
 /// Aligned or packed buckets: the direction of seed 003's published aligned ÷ packed
 /// ratio on the 256-bucket global table at 80 threads (or the largest count), a
 /// measurement on the question's own machine; confidence from its distance to 1 against
-/// the fit error `tol` (the published table has no repeats, so that error stands in for
+/// the out-of-sample error `tol` (the published table has no repeats, so that error stands in for
 /// how far one machine's figure transfers), one level lower when the simulated box does
 /// not reproduce the direction beyond `tol`, and one level lower again when this
 /// machine's paired figure points the other way beyond its spread.
-pub fn alignment_decision(seed: &[Seed003Ratio], paired: Option<(f64, f64)>, tol: f64) -> Decision {
+pub fn alignment_decision(
+    seed: &[Seed003Ratio],
+    paired: Option<PairedLayouts>,
+    tol: f64,
+) -> Decision {
     let Some(r) = seed
         .iter()
         .find(|r| r.threads == 80)
@@ -302,18 +306,9 @@ pub fn alignment_decision(seed: &[Seed003Ratio], paired: Option<(f64, f64)>, tol
         conf = lower(conf);
     }
     let mut here = String::from("this machine's paired figure was not measured");
-    if let Some((ratio, spread)) = paired {
-        let apart = layouts_told_apart(ratio, spread);
-        here = format!(
-            "this machine's paired runs give {ratio:.3}× ±{} ({})",
-            pct(spread),
-            if apart {
-                "told apart"
-            } else {
-                "not told apart"
-            }
-        );
-        if apart && (ratio > 1.0) != (gap > 0.0) {
+    if let Some(p) = paired {
+        here = format!("on this machine {}", p.describe());
+        if p.told_apart() && (p.ratio > 1.0) != (gap > 0.0) {
             conf = lower(conf);
         }
     }
@@ -323,7 +318,7 @@ pub fn alignment_decision(seed: &[Seed003Ratio], paired: Option<(f64, f64)>, tol
         confidence: conf,
         evidence: format!(
             "On the 256-bucket global table at {} threads seed 003 published aligned at \
-             {:.2}× packed and the simulated box gives {:.2}× ({} fit error: {}); {here}.",
+             {:.2}× packed and the simulated box gives {:.2}× ({} out-of-sample error: {}); {here}.",
             r.threads,
             r.published_aligned,
             r.simulated_aligned,
@@ -342,7 +337,7 @@ pub fn alignment_decision(seed: &[Seed003Ratio], paired: Option<(f64, f64)>, tol
 }
 
 /// Per-node tables or one: the simulated separated ÷ forced loop rate on the seed's own
-/// box (and the largest multi-node profile), against the fit error `tol`.
+/// box (and the largest multi-node profile), against the out-of-sample error `tol`.
 pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
     let seed = SEED_NUMA_SEPARATED.iter().sum::<f64>() / SEED_NUMA_FORCED.iter().sum::<f64>();
     let top = f
@@ -385,7 +380,7 @@ pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
         confidence: conf,
         evidence: format!(
             "On {} with {} contenders per node (simulated) per-node buckets give {ratio:.2}× \
-             the loops of one forced bucket ({} fit error){on_seed}.",
+             the loops of one forced bucket ({} out-of-sample error){on_seed}.",
             t.profile,
             t.contenders,
             pct(tol)
@@ -523,6 +518,13 @@ mod tests {
 
     #[test]
     fn alignment_and_numa_values_follow_the_ratios() {
+        let pl = |ratio, spread| {
+            Some(PairedLayouts {
+                ratio,
+                spread,
+                min_cpu_share: 1.0,
+            })
+        };
         let r = |sim: f64| Seed003Ratio {
             threads: 80,
             published_aligned: 1.67,
@@ -532,23 +534,31 @@ mod tests {
             fitted: false,
         };
         // Published 1.67× (67 % > 2 × 10 %), simulated 1.5× agreeing: high.
-        let d = alignment_decision(&[r(1.5)], Some((1.3, 0.05)), 0.1);
+        let d = alignment_decision(&[r(1.5)], pl(1.3, 0.05), 0.1);
         assert_eq!(
             (d.value.as_str(), d.confidence),
             ("aligned", Confidence::High)
         );
         // This machine says packed beyond its spread: one level lower.
-        let d = alignment_decision(&[r(1.5)], Some((0.8, 0.05)), 0.1);
+        let d = alignment_decision(&[r(1.5)], pl(0.8, 0.05), 0.1);
         assert_eq!(d.confidence, Confidence::Medium);
+        // ... but not when its two threads mostly ran one at a time (20 % of a CPU).
+        let starved = PairedLayouts {
+            min_cpu_share: 0.2,
+            ..pl(0.8, 0.05).unwrap()
+        };
+        let d = alignment_decision(&[r(1.5)], Some(starved), 0.1);
+        assert_eq!(d.confidence, Confidence::High, "{}", d.evidence);
+        assert!(d.evidence.contains("as little as 20 %"), "{}", d.evidence);
         // The simulation does not tell them apart (0.98×): one level lower, and a
         // contradicting machine lowers it again.
-        let d = alignment_decision(&[r(0.98)], Some((1.3, 0.05)), 0.1);
+        let d = alignment_decision(&[r(0.98)], pl(1.3, 0.05), 0.1);
         assert_eq!(
             (d.value.as_str(), d.confidence),
             ("aligned", Confidence::Medium)
         );
         assert!(d.evidence.contains("does not reproduce"), "{}", d.evidence);
-        let d = alignment_decision(&[r(0.98)], Some((0.8, 0.05)), 0.1);
+        let d = alignment_decision(&[r(0.98)], pl(0.8, 0.05), 0.1);
         assert_eq!(d.confidence, Confidence::Low);
         // A published ratio inside the error: not told apart.
         let flat = Seed003Ratio {

@@ -216,7 +216,12 @@ pub fn global_vs_private(
     );
     a.commands = vec![
         "futexhash sim --profile seed-256cpu -t 240 -b 0,256".into(),
-        "futexhash bench --workload noisy --backend model -t 1 -r 0.2".into(),
+        // The measurement's own settings (measure_noisy), so the command reproduces it.
+        format!(
+            "futexhash bench --workload noisy --backend model -t 1 -f 1024 \
+             --victim-threads 1 --victim-futexes 1024 -r {}",
+            noisy_runtime(ctx).as_secs_f64()
+        ),
     ];
     a.caveat = format!(
         "The throughput figures are simulated ({}); the noisy neighbour is measured on \
@@ -230,17 +235,21 @@ pub fn global_vs_private(
     a
 }
 
+/// How long each noisy-neighbour run lasts (shorter with `--quick`).
+fn noisy_runtime(ctx: &Context) -> std::time::Duration {
+    std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
+        150
+    } else {
+        500
+    })
+}
+
 /// The noisy neighbour on the model table, `runs` times.
 pub fn measure_noisy(ctx: &Context, runs: usize) -> Result<NoisyFigures, String> {
     use crate::bench::contend::run_noisy;
     use crate::bench::options::ContendSpec;
     use crate::bench::sweep::{BackendChoice, ModelOptions};
-    let runtime =
-        std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
-            150
-        } else {
-            500
-        });
+    let runtime = noisy_runtime(ctx);
     let spec = ContendSpec {
         backends: vec![BackendChoice::Model],
         model: ModelOptions::default(),

@@ -61,7 +61,7 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
     } else {
         let _ = write!(
             s,
-            "and one forced bucket do not differ beyond the {} fit error",
+            "and one forced bucket do not differ beyond the {} out-of-sample error",
             pct(tol)
         );
     }
@@ -213,7 +213,10 @@ mod tests {
         let s = numa_sentence(&[f(seed, 1.0)], 0.1);
         assert!(s.contains("matches within its error"), "{s}");
         let s = numa_sentence(&[f(1.05, 1.0)], 0.1);
-        assert!(s.contains("do not differ beyond the 10 % fit error"), "{s}");
+        assert!(
+            s.contains("do not differ beyond the 10 % out-of-sample error"),
+            "{s}"
+        );
         assert!(s.contains("understates"), "{s}");
         assert!(numa_sentence(&[], 0.1).starts_with("No profile has more than one node"));
         // Another machine's split is stated, and the seed's machine is the comparison.

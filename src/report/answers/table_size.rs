@@ -37,7 +37,7 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
     if let Some(p) = c.plateau(tol) {
         let _ = write!(
             s,
-            ", and above {p} slots throughput rises by no more than the {} fit error",
+            ", and above {p} slots throughput rises by no more than the {} out-of-sample error",
             pct(tol)
         );
     }

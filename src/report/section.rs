@@ -1,0 +1,40 @@
+//! One section of the report (its Markdown, plots and `report.json` figures) and the two
+//! writers every section uses: a code block and a plot with its Markdown reference.
+
+use crate::render::plot::{Plot, plot_svg};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One section of the report: Markdown text, the plots it refers to (already written),
+/// and its figures for `report.json`.
+#[derive(Clone, Debug, Default)]
+pub struct Section {
+    /// Key in `report.json`.
+    pub key: String,
+    /// Markdown, starting with a `##` heading.
+    pub markdown: String,
+    /// Files written for it.
+    pub files: Vec<PathBuf>,
+    /// Its figures.
+    pub figures: Value,
+}
+
+/// `text` as a fenced code block.
+pub fn code_block(text: &str) -> String {
+    format!("```\n{text}```\n")
+}
+
+/// Writes `plot` as `dir/file` and refers to it from `section`'s Markdown.
+pub fn write_plot(
+    dir: &Path,
+    file: &str,
+    plot: &Plot,
+    section: &mut Section,
+) -> Result<(), String> {
+    let path = dir.join(file);
+    plot_svg(&path, plot).map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
+    let _ = writeln!(section.markdown, "\n![{}]({file})\n", plot.title);
+    section.files.push(path);
+    Ok(())
+}
