@@ -146,6 +146,33 @@ pub struct Plot {
     pub band: Option<Band>,
     /// A horizontal reference line `(y, legend text)`, always inside the y range.
     pub reference: Option<(f64, String)>,
+    /// Panels by meaning: `(title, n)` puts the next `n` lines in a panel of that title
+    /// (split again above [`MAX_SERIES_PER_PANEL`]). Empty: panels of
+    /// [`MAX_SERIES_PER_PANEL`] lines in order.
+    pub facets: Vec<(String, usize)>,
+}
+
+/// The lines of each panel with the panel's title (`None`: numbered by its series).
+fn panels_of(p: &Plot) -> Vec<(&[Line], Option<&str>)> {
+    if p.lines.is_empty() {
+        return vec![(&[], None)];
+    }
+    if p.facets.is_empty() || p.facets.iter().map(|f| f.1).sum::<usize>() != p.lines.len() {
+        return p
+            .lines
+            .chunks(MAX_SERIES_PER_PANEL)
+            .map(|c| (c, None))
+            .collect();
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (title, n) in &p.facets {
+        for c in p.lines[at..at + n].chunks(MAX_SERIES_PER_PANEL) {
+            out.push((c, Some(title.as_str())));
+        }
+        at += n;
+    }
+    out
 }
 
 fn to_io(e: impl std::fmt::Display) -> io::Error {
@@ -331,11 +358,7 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
             .unwrap_or(1.0)
     };
 
-    let panels: Vec<&[Line]> = if p.lines.is_empty() {
-        vec![&[]]
-    } else {
-        p.lines.chunks(MAX_SERIES_PER_PANEL).collect()
-    };
+    let panels = panels_of(p);
     let height = if panels.len() == 1 {
         PLOT_SIZE.1
     } else {
@@ -350,7 +373,7 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         let body = root.titled(&p.title, ("sans-serif", 22)).map_err(to_io)?;
         let areas = body.split_evenly((panels.len(), 1));
         let mut first_index = 0usize;
-        for (panel_no, (area, lines)) in areas.iter().zip(&panels).enumerate() {
+        for (panel_no, (area, &(lines, facet))) in areas.iter().zip(&panels).enumerate() {
             let (data_area, legend_area) = area.split_horizontally(width - legend_w);
             let mut chart = ChartBuilder::on(&data_area)
                 .margin(12)
@@ -480,12 +503,15 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
                 let last = first_index + lines.len();
                 legend_area
                     .draw(&Text::new(
-                        format!(
-                            "panel {}: series {}–{}",
-                            panel_no + 1,
-                            first_index + 1,
-                            last
-                        ),
+                        match facet {
+                            Some(t) => t.to_string(),
+                            None => format!(
+                                "panel {}: series {}–{}",
+                                panel_no + 1,
+                                first_index + 1,
+                                last
+                            ),
+                        },
                         (10, 8),
                         ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
                     ))

@@ -513,7 +513,10 @@ pub fn throughput_section(
     for w in &warnings {
         let _ = writeln!(s.markdown, "\n> {w}");
     }
+    // One panel per thread count, so each private curve is read against the global table
+    // at the same threads.
     let mut lines: Vec<Line> = Vec::new();
+    let mut line_threads: Vec<usize> = Vec::new();
     // The global table has no slot count: drawn flat across the private sizes measured,
     // so each private curve can be read against it.
     let (xmin, xmax) = groups
@@ -531,6 +534,7 @@ pub fn throughput_section(
         if lines.iter().any(|l| l.name == name) {
             continue;
         }
+        line_threads.push(r.threads);
         lines.push(Line {
             markers_only: false,
             name,
@@ -546,10 +550,11 @@ pub fn throughput_section(
         if r.table == "global" {
             continue;
         }
-        let name = format!("{}, {} thread(s)", r.column_label(), r.threads);
+        let name = format!("{} private, {} thread(s)", r.column_label(), r.threads);
         if lines.iter().any(|l| l.name == name) {
             continue;
         }
+        line_threads.push(r.threads);
         let pts: Vec<&(BenchRecord, Spread)> = groups
             .iter()
             .filter(|(x, _)| {
@@ -570,8 +575,22 @@ pub fn throughput_section(
             },
         });
     }
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|&i| line_threads[i]);
+    let mut facets: Vec<(String, usize)> = Vec::new();
+    for &i in &order {
+        let t = line_threads[i];
+        let title = format!("{t} thread{}", if t == 1 { "" } else { "s" });
+        match facets.last_mut() {
+            Some((last, n)) if *last == title => *n += 1,
+            _ => facets.push((title, 1)),
+        }
+    }
+    let mut slots: Vec<Option<Line>> = lines.into_iter().map(Some).collect();
+    let lines: Vec<Line> = order.iter().filter_map(|&i| slots[i].take()).collect();
     let plot = Plot {
         title: "perf bench futex hash on this machine".into(),
+        facets,
         x_label: "private hash slots (global table: flat)".into(),
         y_label: "mean ops/sec per thread".into(),
         log2_x: true,
