@@ -272,55 +272,107 @@ pub fn check_calibration(
     Ok(())
 }
 
-/// Fits `outside_ns` and the hand-off of `template` so that the simulation of `scenario`
-/// with `hasher` (costing `hash_ns`) reproduces `rows` in the least-squares sense.
-pub fn calibrate<H: KeyHasher + ?Sized>(
-    template: &MachineProfile,
-    scenario: &Scenario,
-    hasher: &H,
+/// Step of the Jacobian's finite differences, on the logarithms of the parameters.
+const JACOBIAN_STEP: f64 = 0.02;
+
+/// The sum of squares of `r`.
+fn sq(r: &[f64]) -> f64 {
+    r.iter().map(|x| x * x).sum::<f64>()
+}
+
+/// `JᵀJ` of a Jacobian `j` of two columns.
+fn normal(j: &[[f64; 2]]) -> [[f64; 2]; 2] {
+    let mut a = [[0.0; 2]; 2];
+    for row in j {
+        for x in 0..2 {
+            for y in 0..2 {
+                a[x][y] += row[x] * row[y];
+            }
+        }
+    }
+    a
+}
+
+/// The variance of parameter `k` (a logarithm) from `JᵀJ` `a`, scaled by `scale` (the
+/// reduced χ², at least 1).
+fn variance(a: [[f64; 2]; 2], scale: f64, k: usize) -> f64 {
+    let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    if det.abs() <= 1e-12 * (a[0][0] * a[1][1]).abs() || det.abs() < 1e-300 {
+        // The rows cannot tell the two parameters apart (typically: no row has enough
+        // contention for the hand-off to matter). Each parameter's uncertainty is then
+        // the one it has with the other held fixed; a parameter the rows do not move at
+        // all (a zero diagonal) stays undetermined.
+        if a[k][k] > 0.0 {
+            scale / a[k][k]
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        let inv = if k == 0 { a[1][1] / det } else { a[0][0] / det };
+        (inv * scale).max(0.0)
+    }
+}
+
+/// The least-squares problem [`calibrate`] solves: the rows' workloads and noise, on the
+/// logarithms `th` of (`outside_ns`, hand-off), each searched between `floor` and `cap`.
+struct Fit<'a> {
+    template: &'a MachineProfile,
+    rows: &'a [Observation],
+    work: Vec<SimWorkload>,
+    noise: Vec<f64>,
     hash_ns: f64,
-    rows: &[Observation],
     len: SimLength,
-) -> Result<Calibration, String> {
-    check_calibration(template, scenario, rows)?;
-    let work: Vec<SimWorkload> = rows
-        .iter()
-        .map(|o| scenario.workload(hasher, o.buckets))
-        .collect();
-    let noise: Vec<f64> = rows.iter().map(|o| o.noise.max(1e-4)).collect();
-    // Weighted residuals at (ln outside, ln handoff).
-    let residuals = |th: [f64; 2]| -> Vec<f64> {
-        let p = with_params(template, th[0].exp(), th[1].exp());
-        work.iter()
-            .zip(rows)
-            .zip(&noise)
-            .map(|((w, o), s)| (simulate(&p, w, hash_ns, len).ops_per_sec / o.ops_per_sec).ln() / s)
-            .collect()
-    };
-    let sq = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
-    // Start: the outside cost that gives the fastest row's rate with nobody waiting, and
-    // the template's hand-off.
-    let fastest = rows.iter().map(|o| o.ops_per_sec).fold(0.0, f64::max);
-    let start_outside = (1e9 / fastest - template.hold_ns - hash_ns).max(1.0);
-    let mut th = [start_outside.ln(), template.handoff_local_ns.max(1.0).ln()];
-    let floor = FLOOR_NS.ln();
-    let cap = (1e9
-        / rows
+    floor: f64,
+    cap: f64,
+}
+
+impl<'a> Fit<'a> {
+    /// The problem of fitting `template` to `rows` of `scenario` with `hasher`.
+    fn new<H: KeyHasher + ?Sized>(
+        template: &'a MachineProfile,
+        scenario: &Scenario,
+        hasher: &H,
+        hash_ns: f64,
+        rows: &'a [Observation],
+        len: SimLength,
+    ) -> Fit<'a> {
+        let slowest = rows
             .iter()
             .map(|o| o.ops_per_sec)
-            .fold(f64::INFINITY, f64::min)
-        * 8.0)
-        .ln();
-    // Coordinate descent first (golden-section search on each logarithm in turn): the
-    // hand-off's gradient vanishes where nobody waits, so Levenberg–Marquardt alone can
-    // stall at a bad start; it then polishes the joint optimum.
-    let golden = |th: [f64; 2], k: usize| -> f64 {
+            .fold(f64::INFINITY, f64::min);
+        Fit {
+            template,
+            rows,
+            work: rows
+                .iter()
+                .map(|o| scenario.workload(hasher, o.buckets))
+                .collect(),
+            noise: rows.iter().map(|o| o.noise.max(1e-4)).collect(),
+            hash_ns,
+            len,
+            floor: FLOOR_NS.ln(),
+            cap: (1e9 / slowest * 8.0).ln(),
+        }
+    }
+
+    /// Weighted residuals at (ln outside, ln handoff).
+    fn residuals(&self, th: [f64; 2]) -> Vec<f64> {
+        let p = with_params(self.template, th[0].exp(), th[1].exp());
+        let (hash_ns, len) = (self.hash_ns, self.len);
+        let per_row = self.work.iter().zip(self.rows).zip(&self.noise);
+        per_row
+            .map(|((w, o), s)| (simulate(&p, w, hash_ns, len).ops_per_sec / o.ops_per_sec).ln() / s)
+            .collect()
+    }
+
+    /// Golden-section search on logarithm `k` with the other held at `th`'s.
+    fn golden(&self, th: [f64; 2], k: usize) -> f64 {
         let f = |x: f64| {
             let mut t = th;
             t[k] = x;
-            sq(&residuals(t))
+            sq(&self.residuals(t))
         };
-        let (mut lo, mut hi) = (floor, cap);
+        let (mut lo, mut hi) = (self.floor, self.cap);
         let g = 0.618_033_988_749_895;
         let (mut a1, mut b1) = (hi - g * (hi - lo), lo + g * (hi - lo));
         let (mut fa, mut fb) = (f(a1), f(b1));
@@ -340,127 +392,137 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
             }
         }
         0.5 * (lo + hi)
-    };
-    for _ in 0..3 {
-        th[1] = golden(th, 1);
-        th[0] = golden(th, 0);
     }
-    let mut r = residuals(th);
-    let mut lambda = 1e-2;
-    let step = 0.02;
-    let jacobian = |th: [f64; 2], r: &[f64]| -> Vec<[f64; 2]> {
+
+    /// The Jacobian of the residuals at `th`, whose residuals are `r`.
+    fn jacobian(&self, th: [f64; 2], r: &[f64]) -> Vec<[f64; 2]> {
         let mut j = vec![[0.0; 2]; r.len()];
         for k in 0..2 {
             let mut t = th;
-            t[k] += step;
-            let rk = residuals(t);
+            t[k] += JACOBIAN_STEP;
+            let rk = self.residuals(t);
             for i in 0..r.len() {
-                j[i][k] = (rk[i] - r[i]) / step;
+                j[i][k] = (rk[i] - r[i]) / JACOBIAN_STEP;
             }
         }
         j
-    };
-    let normal = |j: &[[f64; 2]]| {
-        let mut a = [[0.0; 2]; 2];
-        for row in j {
-            for x in 0..2 {
-                for y in 0..2 {
-                    a[x][y] += row[x] * row[y];
-                }
+    }
+
+    /// Levenberg–Marquardt from `th`: the optimum and its residuals.
+    fn levenberg_marquardt(&self, mut th: [f64; 2]) -> ([f64; 2], Vec<f64>) {
+        let (floor, cap) = (self.floor, self.cap);
+        let mut r = self.residuals(th);
+        let mut lambda = 1e-2;
+        for _ in 0..30 {
+            let j = self.jacobian(th, &r);
+            let a = normal(&j);
+            let mut g = [0.0; 2];
+            for (row, ri) in j.iter().zip(&r) {
+                g[0] += row[0] * ri;
+                g[1] += row[1] * ri;
             }
-        }
-        a
-    };
-    for _ in 0..30 {
-        let j = jacobian(th, &r);
-        let a = normal(&j);
-        let mut g = [0.0; 2];
-        for (row, ri) in j.iter().zip(&r) {
-            g[0] += row[0] * ri;
-            g[1] += row[1] * ri;
-        }
-        let mut improved = false;
-        for _ in 0..8 {
-            let mut damped = a;
-            damped[0][0] += lambda * (a[0][0] + 1e-9);
-            damped[1][1] += lambda * (a[1][1] + 1e-9);
-            let Some(d) = solve2(damped, [-g[0], -g[1]]) else {
+            let mut improved = false;
+            for _ in 0..8 {
+                let mut damped = a;
+                damped[0][0] += lambda * (a[0][0] + 1e-9);
+                damped[1][1] += lambda * (a[1][1] + 1e-9);
+                let Some(d) = solve2(damped, [-g[0], -g[1]]) else {
+                    lambda *= 10.0;
+                    continue;
+                };
+                let cand = [
+                    (th[0] + d[0]).clamp(floor, cap),
+                    (th[1] + d[1]).clamp(floor, cap),
+                ];
+                let rc = self.residuals(cand);
+                if sq(&rc) < sq(&r) {
+                    th = cand;
+                    r = rc;
+                    lambda = (lambda / 3.0).max(1e-6);
+                    improved = true;
+                    break;
+                }
                 lambda *= 10.0;
-                continue;
-            };
-            let cand = [
-                (th[0] + d[0]).clamp(floor, cap),
-                (th[1] + d[1]).clamp(floor, cap),
-            ];
-            let rc = residuals(cand);
-            if sq(&rc) < sq(&r) {
-                th = cand;
-                r = rc;
-                lambda = (lambda / 3.0).max(1e-6);
-                improved = true;
+            }
+            if !improved || sq(&r) < 1e-8 {
                 break;
             }
-            lambda *= 10.0;
         }
-        if !improved || sq(&r) < 1e-8 {
-            break;
-        }
+        (th, r)
     }
-    // Uncertainties from the Jacobian at the optimum, in ns (d value = value · d ln value).
-    let j = jacobian(th, &r);
-    let a = normal(&j);
-    let dof = rows.len().saturating_sub(2);
-    let scale = if dof > 0 {
-        (sq(&r) / dof as f64).max(1.0)
-    } else {
-        1.0
-    };
-    let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
-    let var = |k: usize| {
-        if det.abs() <= 1e-12 * (a[0][0] * a[1][1]).abs() || det.abs() < 1e-300 {
-            // The rows cannot tell the two parameters apart (typically: no row has enough
-            // contention for the hand-off to matter). Each parameter's uncertainty is then
-            // the one it has with the other held fixed; a parameter the rows do not move at
-            // all (a zero diagonal) stays undetermined.
-            if a[k][k] > 0.0 {
-                scale / a[k][k]
-            } else {
-                f64::INFINITY
-            }
+
+    /// Both parameters at the optimum `th` (residuals `r`), with their uncertainties
+    /// from the Jacobian there, in ns (d value = value · d ln value); an undetermined one
+    /// takes the template's value.
+    fn fitted(&self, th: [f64; 2], r: &[f64]) -> [Fitted; 2] {
+        let a = normal(&self.jacobian(th, r));
+        let dof = self.rows.len().saturating_sub(2);
+        let scale = if dof > 0 {
+            (sq(r) / dof as f64).max(1.0)
         } else {
-            let inv = if k == 0 { a[1][1] / det } else { a[0][0] / det };
-            (inv * scale).max(0.0)
-        }
-    };
-    // The sigma above is a local slope, and the simulated rate is not smooth in the
-    // hand-off: two threads on two CPUs settle into a pattern that never collides for
-    // most hand-offs and convoys for a narrow band of them, so a fit can land next to a
-    // step where the slope is steep though the rows do not pin the value at all (the
-    // 2-CPU VM's stored sweep "fitted" 274.9 ± 4.8 ns that way, with the same rates from
-    // 0 to 150 ns and at 400 ns). A parameter counts as determined only if halving it and
-    // doubling it each worsen the weighted squared error by at least 1 (one sigma).
-    let chi2 = sq(&residuals(th));
-    let bounded = |k: usize| {
-        [-std::f64::consts::LN_2, std::f64::consts::LN_2]
-            .iter()
-            .all(|d| {
-                let mut t = th;
-                t[k] += d;
-                sq(&residuals(t)) - chi2 >= 1.0
-            })
-    };
-    let fitted = |k: usize, fallback: f64| {
-        let value = th[k].exp();
-        let sigma = value * var(k).sqrt();
-        let determined = sigma.is_finite() && sigma < value && value > 2.0 * FLOOR_NS && bounded(k);
-        Fitted {
-            value: if determined { value } else { fallback },
-            sigma,
-            determined,
-        }
-    };
-    let outside = fitted(0, template.outside_ns);
-    let handoff = fitted(1, template.handoff_local_ns);
+            1.0
+        };
+        // The sigma above is a local slope, and the simulated rate is not smooth in the
+        // hand-off: two threads on two CPUs settle into a pattern that never collides for
+        // most hand-offs and convoys for a narrow band of them, so a fit can land next to a
+        // step where the slope is steep though the rows do not pin the value at all (the
+        // 2-CPU VM's stored sweep "fitted" 274.9 ± 4.8 ns that way, with the same rates from
+        // 0 to 150 ns and at 400 ns). A parameter counts as determined only if halving it and
+        // doubling it each worsen the weighted squared error by at least 1 (one sigma).
+        let chi2 = sq(&self.residuals(th));
+        let bounded = |k: usize| {
+            [-std::f64::consts::LN_2, std::f64::consts::LN_2]
+                .iter()
+                .all(|d| {
+                    let mut t = th;
+                    t[k] += d;
+                    sq(&self.residuals(t)) - chi2 >= 1.0
+                })
+        };
+        let fitted = |k: usize, fallback: f64| {
+            let value = th[k].exp();
+            let sigma = value * variance(a, scale, k).sqrt();
+            let determined =
+                sigma.is_finite() && sigma < value && value > 2.0 * FLOOR_NS && bounded(k);
+            Fitted {
+                value: if determined { value } else { fallback },
+                sigma,
+                determined,
+            }
+        };
+        [
+            fitted(0, self.template.outside_ns),
+            fitted(1, self.template.handoff_local_ns),
+        ]
+    }
+}
+
+/// Fits `outside_ns` and the hand-off of `template` so that the simulation of `scenario`
+/// with `hasher` (costing `hash_ns`) reproduces `rows` in the least-squares sense.
+pub fn calibrate<H: KeyHasher + ?Sized>(
+    template: &MachineProfile,
+    scenario: &Scenario,
+    hasher: &H,
+    hash_ns: f64,
+    rows: &[Observation],
+    len: SimLength,
+) -> Result<Calibration, String> {
+    check_calibration(template, scenario, rows)?;
+    let fit = Fit::new(template, scenario, hasher, hash_ns, rows, len);
+    // Start: the outside cost that gives the fastest row's rate with nobody waiting, and
+    // the template's hand-off.
+    let fastest = rows.iter().map(|o| o.ops_per_sec).fold(0.0, f64::max);
+    let start_outside = (1e9 / fastest - template.hold_ns - hash_ns).max(1.0);
+    let mut th = [start_outside.ln(), template.handoff_local_ns.max(1.0).ln()];
+    // Coordinate descent first (golden-section search on each logarithm in turn): the
+    // hand-off's gradient vanishes where nobody waits, so Levenberg–Marquardt alone can
+    // stall at a bad start; it then polishes the joint optimum.
+    for _ in 0..3 {
+        th[1] = fit.golden(th, 1);
+        th[0] = fit.golden(th, 0);
+    }
+    let (th, r) = fit.levenberg_marquardt(th);
+    let [outside, handoff] = fit.fitted(th, &r);
     if !outside.determined && !handoff.determined {
         return Err(format!(
             "the rows do not determine outside_ns ({:.1} ± {:.1} ns) nor the hand-off ({:.1} ± {:.1} ns): their differences lie within the measurement noise",
@@ -478,14 +540,15 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
             outside.value.max(FLOOR_NS).ln(),
             handoff.value.max(FLOOR_NS).ln(),
         ];
-        t[k] = golden(t, k);
+        t[k] = fit.golden(t, k);
         profile = if k == 0 {
             with_params(template, t[0].exp(), handoff.value)
         } else {
             with_params(template, outside.value, t[1].exp())
         };
     }
-    let fin: Vec<f64> = work
+    let fin: Vec<f64> = fit
+        .work
         .iter()
         .zip(rows)
         .map(|(w, o)| (simulate(&profile, w, hash_ns, len).ops_per_sec / o.ops_per_sec).ln())

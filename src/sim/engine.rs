@@ -18,7 +18,7 @@
 use super::cost::{self, LineSpinners, NO_CPU, Slices, Transfers, ps};
 use super::events::EventQueue;
 use super::profile::MachineProfile;
-use super::{Refcount, SimLength, SimOp, SimResult, SimWorkload};
+use super::{LineHomes, Refcount, SimLength, SimOp, SimResult, SimWorkload};
 use crate::throughput::stats::ThroughputStats;
 
 /// The next thing a thread does.
@@ -32,14 +32,8 @@ enum Stage {
     Put,
 }
 
-/// Per-thread costs in picoseconds, SMT factor applied.
-#[derive(Clone, Copy, Debug)]
-struct ThreadCosts {
-    outside: u64,
-    hold: u64,
-}
-
-/// A simulated thread's state in the event loop.
+/// A simulated thread's state in the event loop: everything the loop touches per thread,
+/// in one 64-byte record (one cache line per event instead of one per array).
 #[derive(Clone, Copy, Debug)]
 struct ThreadState {
     /// Outside work per operation, ps (SMT factor applied).
@@ -62,6 +56,21 @@ struct ThreadState {
     stage: Stage,
 }
 
+impl ThreadState {
+    /// The bucket of the thread's next lock, moving its cursor on to the following key
+    /// of `keys` (its key list, visited cyclically).
+    #[inline]
+    fn take_bucket(&mut self, keys: &[u32]) -> usize {
+        let b = self.next_bucket as usize;
+        self.pos += 1;
+        if self.pos as usize == keys.len() {
+            self.pos = 0;
+        }
+        self.next_bucket = keys[self.pos as usize];
+        b
+    }
+}
+
 /// One contended cache line's state: when it is next free and which CPU wrote it last.
 #[derive(Clone, Copy, Debug)]
 struct Line {
@@ -70,6 +79,15 @@ struct Line {
     /// its start, or for an uncontended one its arrival, the line's migration included.
     held_from: u64,
     last_cpu: u32,
+}
+
+impl Line {
+    /// Free from the start, written by no CPU yet.
+    const UNOWNED: Line = Line {
+        free_at: 0,
+        held_from: 0,
+        last_cpu: NO_CPU,
+    };
 }
 
 /// Asks the CPU to bring `x`'s cache line closer: a hint, without effect on the results.
@@ -87,6 +105,317 @@ fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
+/// What the threads contend for and what moving it costs: every bucket lock, the cache
+/// lines packed buckets share, and the shared reference.
+struct Memory {
+    x: Transfers,
+    /// Bytes per bucket.
+    bytes: u32,
+    homes: LineHomes,
+    /// [`super::Design::extra_prelock_transfers`].
+    extra_prelock: u32,
+    /// [`super::Mechanisms::lone_waiter_in_migration`].
+    lone_waiter: bool,
+    /// Ticket locks' per-waiter term, ps (0: none).
+    per_waiter: u64,
+    /// Start times of the acquisitions still pending on each cache line of contended locks
+    /// (only lines that ever had a waiter get an entry): the waiters ahead of an arrival.
+    /// Ticket waiters spin by reading the lock's line, so with packed buckets the spinners
+    /// of every bucket in the line are in the way of each release. At a saturated lock
+    /// that count equals, on average, the spinners behind it when its own hand-off
+    /// happens, which is what the per-waiter term charges.
+    pending: Vec<LineSpinners>,
+    /// One atomic RMW, ps.
+    atomic: u64,
+    pending_bit: bool,
+    /// Buckets smaller than a cache line. Buckets of a cache line or more: one bucket per
+    /// line, so the line's last writer is the lock's last holder and no separate line
+    /// state is needed.
+    lines_shared: bool,
+    nodes: u64,
+    /// The node of the table's memory. The shared reference lives in the private hash's
+    /// header (`struct futex_private_hash`), on that node; only a private hash has one.
+    table_node: u32,
+    /// Per lock: when it is next free and which CPU last held it, side by side (one cache
+    /// line of the simulator's memory per lookup).
+    lock: Vec<Line>,
+    /// Per line of packed buckets: the CPU that wrote it last.
+    line_last_cpu: Vec<u32>,
+    /// The shared reference's line.
+    reference: Line,
+}
+
+impl Memory {
+    /// The memory of `w` on `m`, whose CPUs go up to `max_cpu`, every line unowned.
+    fn new(m: &MachineProfile, w: &SimWorkload, max_cpu: u32) -> Memory {
+        let d = w.design;
+        let x = Transfers::new(m, max_cpu, &w.mechanisms);
+        let per_waiter = cost::per_waiter_ps(m, d.lock);
+        let lines = cost::line_of(w.locks - 1, d.bucket_bytes) + 1;
+        let lines_shared = d.bucket_bytes < super::CACHE_LINE;
+        Memory {
+            bytes: d.bucket_bytes,
+            homes: w.homes,
+            extra_prelock: d.extra_prelock_transfers,
+            lone_waiter: w.mechanisms.lone_waiter_in_migration,
+            table_node: cost::table_node(w.homes, &x),
+            x,
+            per_waiter,
+            pending: if per_waiter > 0 {
+                vec![LineSpinners::new(&w.mechanisms); lines]
+            } else {
+                Vec::new()
+            },
+            atomic: ps(m.atomic_ns),
+            pending_bit: cost::has_pending_bit(d.lock, &w.mechanisms),
+            lines_shared,
+            nodes: u64::from(m.nodes.max(1)),
+            lock: vec![Line::UNOWNED; w.locks],
+            line_last_cpu: if lines_shared {
+                vec![NO_CPU; lines]
+            } else {
+                Vec::new()
+            },
+            reference: Line::UNOWNED,
+        }
+    }
+
+    #[inline]
+    fn line_of(&self, b: usize) -> usize {
+        cost::line_of(b, self.bytes)
+    }
+
+    #[inline]
+    fn home_of_line(&self, line: usize) -> u32 {
+        cost::home_of_line(
+            self.homes,
+            self.x.home_snoop,
+            line,
+            self.nodes,
+            self.table_node,
+        )
+    }
+
+    /// Steady state, not a cold start: perf runs for 10 s, so every bucket's line was last
+    /// written by whichever thread used it last. Starting from unowned lines made each
+    /// thread's first pass over its keys (1024 operations, longer than the warm-up) free
+    /// of migrations: the global hash of the 256-CPU profile then ran 2.05 M ops/s per
+    /// thread over 300 simulated operations and 1.83 M over 3000. One pass in the loop's
+    /// own interleaving (operation `i` of every thread, then `i + 1`) leaves each line
+    /// with the owner it has when the loop comes round again.
+    fn own_lines_as_in_the_steady_state(&mut self, w: &SimWorkload) {
+        let longest = w.buckets_per_thread.iter().map(Vec::len).max().unwrap_or(0);
+        for i in 0..longest {
+            for (keys, &cpu) in w.buckets_per_thread.iter().zip(&w.cpu_of_thread) {
+                if let Some(&b) = keys.get(i) {
+                    self.lock[b as usize].last_cpu = cpu;
+                    if self.lines_shared {
+                        let line = self.line_of(b as usize);
+                        self.line_last_cpu[line] = cpu;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One atomic RMW on the shared reference's line by thread `s` at `now`: FIFO on the
+    /// line, the line moves from its last writer. Returns when the RMW ends.
+    #[inline]
+    fn reference_rmw(&mut self, s: &ThreadState, now: u64) -> u64 {
+        let r = self.reference;
+        let start = s.slices.running_at(now.max(r.free_at));
+        let end =
+            start + cost::reference_rmw(&self.x, r.last_cpu, s.cpu, self.table_node, self.atomic);
+        // `held_from` is a bucket lock's (the pending bit); the reference has none.
+        self.reference = Line {
+            free_at: end,
+            last_cpu: s.cpu,
+            ..r
+        };
+        end
+    }
+
+    /// Bucket `b`'s lock, requested at `now` by a thread on `cpu` that holds it for
+    /// `hold` ps: the wait, the hand-off or migration, the hold. Returns the release.
+    #[inline]
+    fn lock_bucket(&mut self, b: usize, cpu: u32, hold: u64, now: u64) -> u64 {
+        let x = &self.x;
+        let line = self.line_of(b);
+        let l = self.lock[b];
+        let home = self.home_of_line(line);
+        // The thread is queued from this event, its first request for the line.
+        let writer = if self.lines_shared {
+            self.line_last_cpu[line]
+        } else {
+            l.last_cpu
+        };
+        let now = now + cost::prelock_extra(x, self.extra_prelock, writer, cpu, home);
+        let contended = now < l.free_at;
+        let mut start = now.max(l.free_at);
+        if contended {
+            start += cost::acquire_contended(
+                x,
+                self.pending_bit,
+                now,
+                l.held_from,
+                l.last_cpu,
+                cpu,
+                home,
+            );
+            if self.per_waiter > 0 {
+                let q = &mut self.pending[line];
+                start += cost::waiter_term(q.spinning_at(now), self.per_waiter);
+                q.push(start);
+            }
+        } else if self.lines_shared {
+            start += x.miss(self.line_last_cpu[line], cpu, home);
+        } else {
+            start += x.miss(l.last_cpu, cpu, home);
+        }
+        // `spin_lock()` disables preemption: a spinning waiter and a holder are not
+        // descheduled; the tick's preemption waits for the unlock (and the next
+        // outside work then starts in the thread's next slice).
+        let release = cost::locked_section_end(start, hold);
+        self.lock[b] = Line {
+            free_at: release,
+            held_from: cost::held_from(contended, now, start, self.lone_waiter),
+            last_cpu: cpu,
+        };
+        if self.lines_shared {
+            self.line_last_cpu[line] = cpu;
+        }
+        release
+    }
+}
+
+/// Every thread at the start, its costs with its CPU's SMT factor applied, its first
+/// event `first`.
+fn thread_states(
+    m: &MachineProfile,
+    w: &SimWorkload,
+    hash_ns: f64,
+    max_cpu: u32,
+    first: Stage,
+) -> Vec<ThreadState> {
+    // Which CPUs have threads: for SMT siblings and for time slices.
+    let (slices, on_cpu) = Slices::of_threads(
+        &w.cpu_of_thread,
+        max_cpu.max(m.cpus) as usize + 1,
+        ps(m.timeslice_ns).max(1),
+    );
+    let extra_outside = cost::refcount_outside_ns(m, w.design.refcount);
+    let per_thread = w
+        .cpu_of_thread
+        .iter()
+        .zip(&w.buckets_per_thread)
+        .zip(slices);
+    per_thread
+        .map(|((&cpu, keys), slices)| {
+            let f = cost::smt_factor_of(m, &on_cpu, cpu);
+            ThreadState {
+                outside: ps((m.outside_ns + hash_ns + extra_outside) * f),
+                hold: ps(m.hold_ns * f),
+                slices,
+                began: 0,
+                cpu,
+                pos: 0,
+                next_bucket: keys.first().copied().unwrap_or(0),
+                done: 0,
+                stage: first,
+            }
+        })
+        .collect()
+}
+
+/// When each thread's first event is. Each thread first does its outside work, started at
+/// a random point of one outside period: real threads are created one by one and woken
+/// from perf's barrier or the scheduler in no particular order. A FIFO lock that every
+/// contender re-enters at once keeps the order it first saw (nothing in the model
+/// reorders a full queue later), so that order must be random rather than by thread
+/// index, which put every node's threads side by side in futex_numa's shared queue. Ties
+/// still break by index.
+fn start_times(th: &[ThreadState], w: &SimWorkload) -> Vec<u64> {
+    let seeded = w.mechanisms.seeded_start_order;
+    th.iter()
+        .enumerate()
+        .map(|(t, s)| {
+            let at = cost::start_offset(w.start_order, t, s.outside, seeded);
+            s.slices.finish(at, s.outside)
+        })
+        .collect()
+}
+
+/// What the measurement keeps: each thread's measured span and every 16th latency.
+struct Measurement {
+    len: SimLength,
+    start: Vec<u64>,
+    end: Vec<u64>,
+    latencies: Vec<u64>,
+}
+
+impl Measurement {
+    fn new(threads: usize, len: SimLength) -> Measurement {
+        Measurement {
+            len,
+            start: vec![0; threads],
+            end: vec![0; threads],
+            latencies: Vec::with_capacity(threads * 64),
+        }
+    }
+
+    /// Thread `t` (`s`) finished an operation at `end`; true when that was its last.
+    #[inline]
+    fn op_done(&mut self, t: usize, s: &mut ThreadState, end: u64) -> bool {
+        let warmup = self.len.warmup_ops;
+        s.done += 1;
+        if s.done == warmup {
+            self.start[t] = end;
+        }
+        if s.done > warmup && s.done % 16 == 0 {
+            self.latencies.push(end - s.began);
+        }
+        if s.done == warmup + self.len.measured_ops {
+            self.end[t] = end;
+            return true;
+        }
+        false
+    }
+
+    /// The per-thread rates and the sampled latencies' percentiles.
+    fn result(mut self) -> SimResult {
+        let rates: Vec<f64> = self
+            .start
+            .iter()
+            .zip(&self.end)
+            .map(|(&start, &end)| {
+                let span = (end - start).max(1) as f64 * 1e-12;
+                f64::from(self.len.measured_ops) / span
+            })
+            .collect();
+        let stats = ThroughputStats::from_rates(&rates);
+        let latencies = &mut self.latencies;
+        // Three order statistics: selection, not a sort.
+        let mut pct = |p: f64| {
+            if latencies.is_empty() {
+                0.0
+            } else {
+                let i =
+                    ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
+                *latencies.select_nth_unstable(i).1 as f64 / 1000.0
+            }
+        };
+        SimResult {
+            ops_per_sec: stats.mean,
+            ops_per_sec_total: stats.total,
+            stderr_pct: stats.stderr_pct(),
+            latency_ns_p50: pct(0.50),
+            latency_ns_p99: pct(0.99),
+            latency_ns_p999: pct(0.999),
+            simulated_secs: self.end.iter().copied().max().unwrap_or(0) as f64 * 1e-12,
+        }
+    }
+}
+
 /// Runs the simulation of `w` on machine `m` with per-hash cost `hash_ns`.
 ///
 /// # Panics
@@ -96,231 +425,37 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
     let threads = w.buckets_per_thread.len();
     assert_eq!(threads, w.cpu_of_thread.len());
     assert!(threads > 0 && w.locks > 0);
-    let d = w.design;
-    let mech = w.mechanisms;
+    let shared_ref = w.design.refcount == Refcount::Shared;
     let max_cpu = w.cpu_of_thread.iter().copied().max().unwrap_or(0);
-    let x = Transfers::new(m, max_cpu, &mech);
-    let per_waiter = cost::per_waiter_ps(m, d.lock);
-    // Start times of the acquisitions still pending on each cache line of contended locks
-    // (only lines that ever had a waiter get an entry): the waiters ahead of an arrival.
-    // Ticket waiters spin by reading the lock's line, so with packed buckets the spinners
-    // of every bucket in the line are in the way of each release. At a saturated lock
-    // that count equals, on average, the spinners behind it when its own hand-off
-    // happens, which is what the per-waiter term charges.
-    let mut pending: Vec<LineSpinners> = if per_waiter > 0 {
-        let lines = cost::line_of(w.locks - 1, d.bucket_bytes) + 1;
-        vec![LineSpinners::new(&mech); lines]
-    } else {
-        Vec::new()
-    };
-    let atomic = ps(m.atomic_ns);
-    let pending_bit = cost::has_pending_bit(d.lock, &mech);
-
-    // Which CPUs have threads: for SMT siblings and for time slices.
-    let (slices, on_cpu) = Slices::of_threads(
-        &w.cpu_of_thread,
-        max_cpu.max(m.cpus) as usize + 1,
-        ps(m.timeslice_ns).max(1),
-    );
-    let extra_outside = cost::refcount_outside_ns(m, d.refcount);
-    let costs: Vec<ThreadCosts> = w
-        .cpu_of_thread
-        .iter()
-        .map(|&c| {
-            let f = cost::smt_factor_of(m, &on_cpu, c);
-            ThreadCosts {
-                outside: ps((m.outside_ns + hash_ns + extra_outside) * f),
-                hold: ps(m.hold_ns * f),
-            }
-        })
-        .collect();
-
-    // Per lock: when it is next free and which CPU last held it, side by side (one cache
-    // line of the simulator's memory per lookup).
-    let mut lock = vec![
-        Line {
-            free_at: 0,
-            held_from: 0,
-            last_cpu: NO_CPU,
-        };
-        w.locks
-    ];
-    let bytes = d.bucket_bytes;
-    let line_of = |b: usize| cost::line_of(b, bytes);
-    // Buckets of a cache line or more: one bucket per line, so the line's last writer is
-    // the lock's last holder and no separate line state is needed.
-    let lines_shared = d.bucket_bytes < super::CACHE_LINE;
-    let nodes = u64::from(m.nodes.max(1));
-    let table_node = cost::table_node(w.homes, &x);
-    let home_of_line =
-        |line: usize| cost::home_of_line(w.homes, x.home_snoop, line, nodes, table_node);
-    // The shared reference lives in the private hash's header (`struct
-    // futex_private_hash`), on the table's node; only a private hash has one.
-    let reference_home = table_node;
-    let mut line_last_cpu = if lines_shared {
-        vec![NO_CPU; line_of(w.locks - 1) + 1]
-    } else {
-        Vec::new()
-    };
-    let mut reference = Line {
-        free_at: 0,
-        held_from: 0,
-        last_cpu: NO_CPU,
-    };
-
-    // Steady state, not a cold start: perf runs for 10 s, so every bucket's line was last
-    // written by whichever thread used it last. Starting from unowned lines made each
-    // thread's first pass over its keys (1024 operations, longer than the warm-up) free
-    // of migrations: the global hash of the 256-CPU profile then ran 2.05 M ops/s per
-    // thread over 300 simulated operations and 1.83 M over 3000. One pass in the loop's
-    // own interleaving (operation `i` of every thread, then `i + 1`) leaves each line
-    // with the owner it has when the loop comes round again.
-    if w.op == SimOp::WaitFail && mech.steady_state_lines {
-        let longest = w.buckets_per_thread.iter().map(Vec::len).max().unwrap_or(0);
-        for i in 0..longest {
-            for (keys, &cpu) in w.buckets_per_thread.iter().zip(&w.cpu_of_thread) {
-                if let Some(&b) = keys.get(i) {
-                    lock[b as usize].last_cpu = cpu;
-                    if lines_shared {
-                        line_last_cpu[line_of(b as usize)] = cpu;
-                    }
-                }
-            }
-        }
+    let mut mem = Memory::new(m, w, max_cpu);
+    if w.op == SimOp::WaitFail && w.mechanisms.steady_state_lines {
+        mem.own_lines_as_in_the_steady_state(w);
     }
-    let total_ops = len.warmup_ops + len.measured_ops;
-    let first = if d.refcount == Refcount::Shared {
-        Stage::Get
-    } else {
-        Stage::Lock
-    };
-    // Everything the event loop touches per thread, in one 64-byte record (one cache line
-    // per event instead of one per array).
-    let mut th: Vec<ThreadState> = (0..threads)
-        .map(|t| ThreadState {
-            outside: costs[t].outside,
-            hold: costs[t].hold,
-            slices: slices[t],
-            began: 0,
-            cpu: w.cpu_of_thread[t],
-            pos: 0,
-            next_bucket: w.buckets_per_thread[t].first().copied().unwrap_or(0),
-            done: 0,
-            stage: first,
-        })
-        .collect();
-    let mut measure_start = vec![0u64; threads];
-    let mut measure_end = vec![0u64; threads];
-    let mut latencies: Vec<u64> = Vec::with_capacity(threads * 64);
-
-    // Each thread first does its outside work, started at a random point of one outside
-    // period: real threads are created one by one and woken from perf's barrier or the
-    // scheduler in no particular order. A FIFO lock that every contender re-enters at once
-    // keeps the order it first saw (nothing in the model reorders a full queue later), so
-    // that order must be random rather than by thread index, which put every node's
-    // threads side by side in futex_numa's shared queue. Ties still break by index.
-    let starts: Vec<u64> = th
-        .iter()
-        .enumerate()
-        .map(|(t, s)| {
-            let at = cost::start_offset(w.start_order, t, s.outside, mech.seeded_start_order);
-            s.slices.finish(at, s.outside)
-        })
-        .collect();
-    let mut queue = EventQueue::new(&starts);
+    let first = if shared_ref { Stage::Get } else { Stage::Lock };
+    let mut th = thread_states(m, w, hash_ns, max_cpu, first);
+    let mut queue = EventQueue::new(&start_times(&th, w));
+    let mut measured = Measurement::new(threads, len);
 
     while let Some((now, t)) = queue.peek() {
         let ti = t as usize;
         let s = &mut th[ti];
-        let cpu = s.cpu;
         // When the operation in progress ends, if it ends at this event.
         let mut op_end = None;
         // The thread's next event when the operation goes on.
         let mut next = (0, first);
         match s.stage {
-            st @ (Stage::Get | Stage::Put) => {
-                // One atomic RMW on the shared reference's line: FIFO on the line, the
-                // line moves from its last writer.
-                let start = s.slices.running_at(now.max(reference.free_at));
-                let end = start
-                    + cost::reference_rmw(&x, reference.last_cpu, cpu, reference_home, atomic);
-                // `held_from` is a bucket lock's (the pending bit); the reference has none.
-                reference = Line {
-                    free_at: end,
-                    last_cpu: cpu,
-                    ..reference
-                };
-                if st == Stage::Get {
-                    next = (end, Stage::Lock);
-                } else {
-                    op_end = Some(end);
-                }
-            }
+            Stage::Get => next = (mem.reference_rmw(s, now), Stage::Lock),
+            Stage::Put => op_end = Some(mem.reference_rmw(s, now)),
             // No lock, no write to the bucket: the op ends where the outside work ends.
             Stage::Lock if w.op == SimOp::WakeNone => op_end = Some(now),
             Stage::Lock => {
-                let b = s.next_bucket as usize;
                 // This thread's following bucket, and a prefetch of its lock: about T
                 // events from now the thread needs it, and a table of 2^17 buckets is
                 // larger than a core's L2.
-                let keys = &w.buckets_per_thread[ti];
-                s.pos += 1;
-                if s.pos as usize == keys.len() {
-                    s.pos = 0;
-                }
-                s.next_bucket = keys[s.pos as usize];
-                prefetch(&lock[s.next_bucket as usize]);
-                let line = line_of(b);
-                let l = lock[b];
-                let home = home_of_line(line);
-                // The thread is queued from this event, its first request for the line.
-                let writer = if lines_shared {
-                    line_last_cpu[line]
-                } else {
-                    l.last_cpu
-                };
-                let now =
-                    now + cost::prelock_extra(&x, d.extra_prelock_transfers, writer, cpu, home);
-                let contended = now < l.free_at;
-                let mut start = now.max(l.free_at);
-                if contended {
-                    start += cost::acquire_contended(
-                        &x,
-                        pending_bit,
-                        now,
-                        l.held_from,
-                        l.last_cpu,
-                        cpu,
-                        home,
-                    );
-                    if per_waiter > 0 {
-                        let q = &mut pending[line];
-                        start += cost::waiter_term(q.spinning_at(now), per_waiter);
-                        q.push(start);
-                    }
-                } else if lines_shared {
-                    start += x.miss(line_last_cpu[line], cpu, home);
-                } else {
-                    start += x.miss(l.last_cpu, cpu, home);
-                }
-                // `spin_lock()` disables preemption: a spinning waiter and a holder are not
-                // descheduled; the tick's preemption waits for the unlock (and the next
-                // outside work then starts in the thread's next slice).
-                let release = cost::locked_section_end(start, s.hold);
-                lock[b] = Line {
-                    free_at: release,
-                    held_from: cost::held_from(
-                        contended,
-                        now,
-                        start,
-                        mech.lone_waiter_in_migration,
-                    ),
-                    last_cpu: cpu,
-                };
-                if lines_shared {
-                    line_last_cpu[line] = cpu;
-                }
-                if d.refcount == Refcount::Shared {
+                let b = s.take_bucket(&w.buckets_per_thread[ti]);
+                prefetch(&mem.lock[s.next_bucket as usize]);
+                let release = mem.lock_bucket(b, s.cpu, s.hold, now);
+                if shared_ref {
                     next = (release, Stage::Put);
                 } else {
                     op_end = Some(release);
@@ -328,15 +463,7 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
             }
         }
         if let Some(end) = op_end {
-            s.done += 1;
-            if s.done == len.warmup_ops {
-                measure_start[ti] = end;
-            }
-            if s.done > len.warmup_ops && s.done % 16 == 0 {
-                latencies.push(end - s.began);
-            }
-            if s.done == total_ops {
-                measure_end[ti] = end;
+            if measured.op_done(ti, s, end) {
                 queue.retire(t);
                 continue;
             }
@@ -346,555 +473,8 @@ pub fn simulate(m: &MachineProfile, w: &SimWorkload, hash_ns: f64, len: SimLengt
         s.stage = next.1;
         queue.set(t, next.0);
     }
-
-    let rates: Vec<f64> = (0..threads)
-        .map(|t| {
-            let span = (measure_end[t] - measure_start[t]).max(1) as f64 * 1e-12;
-            f64::from(len.measured_ops) / span
-        })
-        .collect();
-    let stats = ThroughputStats::from_rates(&rates);
-    // Three order statistics: selection, not a sort.
-    let mut pct = |p: f64| {
-        if latencies.is_empty() {
-            0.0
-        } else {
-            let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
-            *latencies.select_nth_unstable(i).1 as f64 / 1000.0
-        }
-    };
-    SimResult {
-        ops_per_sec: stats.mean,
-        ops_per_sec_total: stats.total,
-        stderr_pct: stats.stderr_pct(),
-        latency_ns_p50: pct(0.50),
-        latency_ns_p99: pct(0.99),
-        latency_ns_p999: pct(0.999),
-        simulated_secs: (0..threads).map(|t| measure_end[t]).max().unwrap_or(0) as f64 * 1e-12,
-    }
+    measured.result()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::*;
-    use super::*;
-
-    #[test]
-    fn lines_start_owned_as_in_the_steady_state() {
-        // Two threads on two CPUs walk the same 1024 buckets half a cycle apart, so they
-        // never meet, but each bucket was last locked by the other thread: in perf's
-        // steady state every operation migrates the line. Measured from the first
-        // operation (no warm-up, 100 < 1024 operations), a cold start would find every
-        // line unowned and charge no migration at all.
-        let mut m = machine(2, 1);
-        m.outside_ns = 1000.0;
-        m.hold_ns = 10.0;
-        m.line_miss_ns = 50.0;
-        let w = workload(
-            2,
-            2,
-            |t| (0..1024).map(|i| (i + 512 * t as u32) % 1024).collect(),
-            1024,
-        );
-        let len = SimLength {
-            warmup_ops: 0,
-            measured_ops: 100,
-        };
-        let r = simulate(&m, &w, 0.0, len);
-        let expect = 1e9 / (1000.0 + 50.0 + 10.0);
-        assert!(
-            (r.ops_per_sec / expect - 1.0).abs() < 0.005,
-            "{r:?} vs {expect}"
-        );
-    }
-
-    #[test]
-    fn a_priv_read_before_the_lock_costs_one_more_transfer() {
-        // As above (every operation finds its bucket's line last written by the other
-        // thread), with bucket_line's extra transfer of 6.16-rc … 7.1: the `priv` read
-        // moves the line, then `waiters_inc` upgrades it: 1000 + 2 × 50 + 10 ns.
-        let mut m = machine(2, 1);
-        m.outside_ns = 1000.0;
-        m.hold_ns = 10.0;
-        m.line_miss_ns = 50.0;
-        let mut w = workload(
-            2,
-            2,
-            |t| (0..1024).map(|i| (i + 512 * t as u32) % 1024).collect(),
-            1024,
-        );
-        w.design.extra_prelock_transfers = 1;
-        let len = SimLength {
-            warmup_ops: 0,
-            measured_ops: 100,
-        };
-        let r = simulate(&m, &w, 0.0, len);
-        let expect = 1e9 / (1000.0 + 2.0 * 50.0 + 10.0);
-        assert!(
-            (r.ops_per_sec / expect - 1.0).abs() < 0.005,
-            "{r:?} vs {expect}"
-        );
-        // One thread alone on its buckets: the line never leaves it, nothing extra.
-        let mut one = workload(1, 2, |_| (0..64).collect(), 64);
-        one.design.extra_prelock_transfers = 1;
-        let warm = SimLength {
-            warmup_ops: 10,
-            measured_ops: 100,
-        };
-        let r = simulate(&m, &one, 0.0, warm);
-        assert!(
-            (r.ops_per_sec / (1e9 / 1010.0) - 1.0).abs() < 0.005,
-            "{r:?}"
-        );
-    }
-
-    use super::super::tests::machine;
-
-    fn workload(
-        threads: usize,
-        cpus: u32,
-        buckets: impl Fn(usize) -> Vec<u32>,
-        locks: usize,
-    ) -> SimWorkload {
-        let all: Vec<u32> = (0..cpus).collect();
-        SimWorkload {
-            op: SimOp::WaitFail,
-            buckets_per_thread: (0..threads).map(buckets).collect(),
-            cpu_of_thread: round_robin_cpus(threads, &all),
-            locks,
-            design: Design::default(),
-            start_order: 0,
-            homes: LineHomes::default(),
-            mechanisms: Mechanisms::default(),
-        }
-    }
-
-    #[test]
-    fn uncontended_rate_is_one_over_the_op_cost() {
-        // Every thread has its own bucket: no waiting, no hand-off after the first op.
-        let m = machine(8, 1);
-        let w = workload(8, 8, |t| vec![t as u32], 8);
-        let r = simulate(&m, &w, 20.0, SimLength::default());
-        let expect = 1e9 / (400.0 + 20.0 + 100.0);
-        assert!(
-            (r.ops_per_sec / expect - 1.0).abs() < 1e-3,
-            "{r:?} vs {expect}"
-        );
-        assert!(r.stderr_pct < 1e-6);
-        assert!((r.latency_ns_p50 - 520.0).abs() < 1.0);
-    }
-
-    #[test]
-    fn one_saturated_lock_serialises_everyone() {
-        // 8 threads on one bucket, outside work short compared to 8 holds: the lock is the
-        // bottleneck, each op costs hold + local hand-off, shared by 8 threads.
-        let mut m = machine(8, 1);
-        m.outside_ns = 10.0;
-        let w = workload(8, 8, |_| vec![0], 1);
-        let r = simulate(&m, &w, 0.0, SimLength::default());
-        let total_expect = 1e9 / (100.0 + 200.0);
-        assert!(
-            (r.ops_per_sec_total / total_expect - 1.0).abs() < 0.01,
-            "{r:?}"
-        );
-    }
-
-    /// `w` with the ticket lock of Linux ≤ 4.1 instead of the queued one.
-    fn with_ticket_lock(w: &SimWorkload) -> SimWorkload {
-        SimWorkload {
-            design: Design {
-                lock: LockKind::Ticket,
-                ..w.design
-            },
-            ..w.clone()
-        }
-    }
-
-    #[test]
-    fn a_lone_waiter_of_a_queued_lock_pays_one_line_transfer() {
-        // Two threads on one lock, holds long against the outside work: each arrives while
-        // the other holds the lock and no one else waits, so each acquisition is a
-        // pending-bit hand-off, one line migration (50 ns), not the MCS hand-off (200 ns):
-        // one acquisition per hold + 50 ns. A ticket lock pays the hand-off.
-        let mut m = machine(2, 1);
-        m.outside_ns = 100.0;
-        m.hold_ns = 1000.0;
-        m.line_miss_ns = 50.0;
-        let w = workload(2, 2, |_| vec![0], 1);
-        let total = |w: &SimWorkload| simulate(&m, w, 0.0, LONG).ops_per_sec_total;
-        let queued = total(&w);
-        assert!(
-            (queued * 1050.0 / 1e9 - 1.0).abs() < 0.01,
-            "{queued} vs 1e9/1050"
-        );
-        m.ticket_spinner_ns = Some(0.0);
-        let t = simulate(&m, &with_ticket_lock(&w), 0.0, LONG).ops_per_sec_total;
-        assert!((t * 1200.0 / 1e9 - 1.0).abs() < 0.01, "{t} vs 1e9/1200");
-    }
-
-    #[test]
-    fn a_thread_arriving_while_the_line_migrates_to_an_uncontended_acquirer_is_its_pending_waiter()
-    {
-        // One operation each. Thread 0 comes at 1 ps to a free lock whose line thread 1's
-        // CPU wrote last, so it migrates (1000 ns), then holds (100 ns). Thread 1 comes at
-        // 2 ps, while the line is on its way to thread 0: no one waits yet, so thread 1 is
-        // the lone (pending-bit) waiter and pays one migration after the release, not the
-        // MCS hand-off (5000 ns). Last end: 1 ps + 2 × (1000 + 100) ns. A ticket lock has no
-        // pending bit: 1 ps + 1100 ns + 5000 ns + 100 ns.
-        let mut m = machine(2, 1);
-        m.outside_ns = 0.001;
-        m.line_miss_ns = 1000.0;
-        m.handoff_local_ns = 5000.0;
-        m.ticket_spinner_ns = Some(0.0);
-        let w = workload(2, 2, |_| vec![0], 1);
-        let one_op = SimLength {
-            warmup_ops: 0,
-            measured_ops: 1,
-        };
-        let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, one_op).simulated_secs * 1e9;
-        let queued = last_end_ns(&w);
-        assert!((queued - 2200.001).abs() < 1e-6, "{queued} ns vs 2200.001");
-        let t = last_end_ns(&with_ticket_lock(&w));
-        assert!((t - 6200.001).abs() < 1e-6, "{t} ns vs 6200.001");
-    }
-
-    #[test]
-    fn cross_node_handoffs_cost_more() {
-        let w1 = workload(8, 8, |_| vec![0], 1);
-        let mut one_node = machine(8, 1);
-        one_node.outside_ns = 10.0;
-        let mut two_nodes = one_node.clone();
-        two_nodes.nodes = 2;
-        let a = simulate(&one_node, &w1, 0.0, SimLength::default());
-        let b = simulate(&two_nodes, &w1, 0.0, SimLength::default());
-        assert!(b.ops_per_sec < a.ops_per_sec * 0.8, "{a:?} {b:?}");
-    }
-
-    #[test]
-    fn with_home_snooping_a_line_homed_on_another_node_migrates_as_a_remote_one() {
-        // Two threads of node 0 (CPUs 0 and 1 of 4 on 2 nodes) swap two locks in lockstep:
-        // every operation takes the line the other thread wrote last, never waits for it
-        // (each is free an outside period before it is needed). Closed form: one
-        // operation = outside + migration + hold.
-        let mut m = machine(4, 2);
-        m.outside_ns = 1000.0;
-        m.line_miss_ns = 50.0; // remote: 50 × 600 / 200 = 150
-        let keys = |t: usize| if t == 0 { vec![0, 1] } else { vec![1, 0] };
-        let run = |m: &MachineProfile, homes: LineHomes| {
-            let w = SimWorkload {
-                homes,
-                ..workload(2, 2, keys, 2)
-            };
-            simulate(m, &w, 0.0, LONG).ops_per_sec
-        };
-        let near = |got: f64, per_op_ns: f64| {
-            assert!(
-                (got * per_op_ns / 1e9 - 1.0).abs() < 0.01,
-                "{got} vs 1e9/{per_op_ns}"
-            );
-        };
-        // Without home snooping only the two CPUs' node counts.
-        near(run(&m, LineHomes::NodeOfCpu(2)), 1150.0);
-        m.home_snoop = true;
-        near(run(&m, LineHomes::NodeOfCpu(0)), 1150.0);
-        near(run(&m, LineHomes::NodeOfCpu(2)), 1250.0);
-        // Lock 0 (its 64-byte line) on node 0, lock 1 on node 1: every other migration is
-        // remote.
-        near(run(&m, LineHomes::Blocks(64)), 1200.0);
-        // CPUs on different nodes (0 and 2): every migration is remote, whichever node
-        // the memory is on, with home snooping or without.
-        let across = |m: &MachineProfile, homes: LineHomes| {
-            let w = SimWorkload {
-                homes,
-                cpu_of_thread: vec![0, 2],
-                ..workload(2, 2, keys, 2)
-            };
-            simulate(m, &w, 0.0, LONG).ops_per_sec
-        };
-        near(across(&m, LineHomes::NodeOfCpu(0)), 1250.0);
-        near(across(&m, LineHomes::NodeOfCpu(2)), 1250.0);
-        m.home_snoop = false;
-        near(across(&m, LineHomes::NodeOfCpu(0)), 1250.0);
-    }
-
-    #[test]
-    fn a_stated_cross_node_migration_replaces_the_hand_off_ratio_for_migrations_only() {
-        // Two threads on different nodes (CPUs 0 and 2 of 4) swap two locks in lockstep,
-        // as above: every operation is outside + one remote migration + hold.
-        let mut m = machine(4, 2);
-        m.outside_ns = 1000.0;
-        m.line_miss_ns = 50.0;
-        let keys = |t: usize| if t == 0 { vec![0, 1] } else { vec![1, 0] };
-        let w = SimWorkload {
-            cpu_of_thread: vec![0, 2],
-            ..workload(2, 2, keys, 2)
-        };
-        let per_op = |m: &MachineProfile| 1e9 / simulate(m, &w, 0.0, LONG).ops_per_sec;
-        // Unstated: 50 × 600 / 200 = 150.
-        assert!((per_op(&m) - 1250.0).abs() < 10.0, "{}", per_op(&m));
-        m.line_miss_remote_ns = Some(80.0);
-        assert!((per_op(&m) - 1180.0).abs() < 10.0, "{}", per_op(&m));
-        // A contended hand-off across nodes still costs handoff_remote_ns: two threads on
-        // one lock with no outside work alternate, each acquisition a remote hand-off.
-        let mut busy = m.clone();
-        busy.outside_ns = 0.0;
-        let one_lock = SimWorkload {
-            cpu_of_thread: vec![0, 2],
-            ..workload(2, 2, |_| vec![0], 1)
-        };
-        let total = simulate(&busy, &one_lock, 0.0, LONG).ops_per_sec_total;
-        assert!(
-            (total * (600.0 + 100.0) / 1e9 - 1.0).abs() < 0.02,
-            "{total} vs 1e9/700"
-        );
-    }
-
-    #[test]
-    fn more_buckets_help_under_contention() {
-        let m = machine(64, 2);
-        let run = |locks: u32| {
-            let w = workload(
-                64,
-                64,
-                |t| (0..64).map(|i| (t as u32 * 64 + i * 7) % locks).collect(),
-                locks as usize,
-            );
-            simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec
-        };
-        let (small, large) = (run(2), run(4096));
-        assert!(large > 5.0 * small, "{small} {large}");
-    }
-
-    const LONG: SimLength = SimLength {
-        warmup_ops: 200,
-        measured_ops: 20_000,
-    };
-
-    #[test]
-    fn threads_sharing_a_cpu_share_its_time() {
-        // Two threads on one CPU, no contention: together they do what one would alone.
-        let m = machine(1, 1);
-        let w = workload(2, 1, |t| vec![t as u32], 2);
-        let r = simulate(&m, &w, 0.0, LONG);
-        let alone = 1e9 / 500.0;
-        assert!((r.ops_per_sec_total / alone - 1.0).abs() < 0.03, "{r:?}");
-    }
-
-    #[test]
-    fn spinlock_sections_are_not_preempted() {
-        // Three threads per CPU on two CPUs, all on one bucket, long hold: the lock is
-        // never held by a descheduled thread, so the lock stays busy — throughput at least
-        // that of a hand-off after every hold, 1 / (hold + hand-off), and at most one hold
-        // at a time, 1 / hold (consecutive holders on one CPU need no hand-off).
-        let mut m = machine(2, 1);
-        m.outside_ns = 10.0;
-        m.hold_ns = 2000.0;
-        m.timeslice_ns = 10_000.0;
-        let one_lock = 1e9 / (2000.0 + 200.0);
-        let w = workload(6, 2, |_| vec![0], 1);
-        let r = simulate(&m, &w, 0.0, LONG);
-        assert!(r.ops_per_sec_total > 0.97 * one_lock, "{r:?} {one_lock}");
-        assert!(r.ops_per_sec_total <= 1e9 / 2000.0, "{r:?}");
-    }
-
-    #[test]
-    fn ticket_hand_off_grows_with_the_spinners() {
-        // 16 threads on one lock: queued costs hold + hand-off; ticket adds one
-        // per-waiter term for each of the ~15 waiters ahead.
-        let mut m = machine(16, 1);
-        m.outside_ns = 10.0;
-        m.ticket_spinner_ns = Some(20.0);
-        let mut w = workload(16, 16, |_| vec![0], 1);
-        let queued = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec_total;
-        w.design.lock = LockKind::Ticket;
-        let ticket = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec_total;
-        assert!((queued / (1e9 / 300.0) - 1.0).abs() < 0.01, "{queued}");
-        // Waiters ahead of an arrival at saturation: T-1 = 15 (closed form of FIFO with
-        // everyone queued), each 20 ns.
-        let expect = 1e9 / (300.0 + 15.0 * 20.0);
-        assert!((ticket / expect - 1.0).abs() < 0.1, "{ticket} vs {expect}");
-        assert!(check_design(&machine(2, 1), &w.design).is_err());
-    }
-
-    #[test]
-    fn packed_buckets_miss_on_a_neighbours_line() {
-        // Two threads, each on its own bucket (0 and 1): aligned, no op ever misses;
-        // packed, both buckets are in line 0 and every op pays the migration.
-        let mut m = machine(2, 1);
-        m.line_miss_ns = 100.0;
-        let mut w = workload(2, 2, |t| vec![t as u32], 2);
-        let aligned = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec;
-        w.design.bucket_bytes = PACKED_BUCKET_BYTES;
-        let packed = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec;
-        assert!((aligned / (1e9 / 500.0) - 1.0).abs() < 1e-3, "{aligned}");
-        assert!((packed / (1e9 / 600.0) - 1.0).abs() < 0.01, "{packed}");
-    }
-
-    #[test]
-    fn a_shared_reference_serialises_every_operation() {
-        // Own buckets, no lock contention. Shared: every op does two RMWs on one line
-        // that moves between 8 CPUs: total ≤ 1 / (2 × (miss + atomic)).
-        let mut m = machine(8, 1);
-        m.line_miss_ns = 100.0;
-        m.outside_ns = 50.0;
-        let mut w = workload(8, 8, |t| vec![t as u32], 8);
-        let none = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec_total;
-        w.design.refcount = Refcount::PerCpu;
-        let percpu = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec_total;
-        w.design.refcount = Refcount::Shared;
-        let shared = simulate(&m, &w, 0.0, SimLength::default()).ops_per_sec_total;
-        let bound = 1e9 / (2.0 * (100.0 + m.atomic_ns));
-        assert!(shared <= bound * 1.01, "{shared} {bound}");
-        assert!(shared > bound * 0.9, "{shared} {bound}");
-        let expect_percpu = 8.0 * 1e9 / (50.0 + 2.0 * m.atomic_ns + 100.0);
-        assert!((percpu / expect_percpu - 1.0).abs() < 1e-3, "{percpu}");
-        assert!(none > percpu);
-    }
-
-    #[test]
-    fn a_busy_sibling_slows_a_thread() {
-        // 2 CPUs, 1 core: with both siblings busy each thread's work is 1.5x longer.
-        let mut m = machine(2, 1);
-        m.threads_per_core = 2;
-        m.smt_slowdown = Some(1.5);
-        let one = simulate(
-            &m,
-            &workload(1, 2, |_| vec![0], 2),
-            0.0,
-            SimLength::default(),
-        );
-        let two = simulate(
-            &m,
-            &workload(2, 2, |t| vec![t as u32], 2),
-            0.0,
-            SimLength::default(),
-        );
-        assert!((one.ops_per_sec / (1e9 / 500.0) - 1.0).abs() < 1e-3);
-        assert!(
-            (two.ops_per_sec / (1e9 / 750.0) - 1.0).abs() < 1e-3,
-            "{two:?}"
-        );
-    }
-
-    #[test]
-    fn wake_on_empty_buckets_never_contends() {
-        let m = machine(8, 2);
-        let mut w = workload(8, 8, |_| vec![0], 1);
-        w.op = SimOp::WakeNone;
-        let r = simulate(&m, &w, 25.0, SimLength::default());
-        assert!((r.ops_per_sec / (1e9 / 425.0) - 1.0).abs() < 1e-3, "{r:?}");
-    }
-
-    /// `w` with the model's mechanism `name` switched off.
-    fn without(w: &SimWorkload, name: &str) -> SimWorkload {
-        SimWorkload {
-            mechanisms: w.mechanisms.without(name).unwrap(),
-            ..w.clone()
-        }
-    }
-
-    #[test]
-    fn each_switch_off_restores_the_closed_form_of_the_model_without_it() {
-        // As in the tests above, whose closed forms hold with every mechanism on.
-        // Pending bit off: two threads on one lock pay the hand-off, hold + 200 ns.
-        let mut m = machine(2, 1);
-        m.outside_ns = 100.0;
-        m.hold_ns = 1000.0;
-        m.line_miss_ns = 50.0;
-        let w = workload(2, 2, |_| vec![0], 1);
-        let total = simulate(&m, &without(&w, "pending-bit"), 0.0, LONG).ops_per_sec_total;
-        assert!((total * 1200.0 / 1e9 - 1.0).abs() < 0.01, "{total}");
-
-        // Lone waiter during a migration off: the second thread pays the hand-off,
-        // 1 ps + 1100 + 5000 + 100 ns (on: 2200.001 ns).
-        let mut m = machine(2, 1);
-        m.outside_ns = 0.001;
-        m.line_miss_ns = 1000.0;
-        m.handoff_local_ns = 5000.0;
-        let one_op = SimLength {
-            warmup_ops: 0,
-            measured_ops: 1,
-        };
-        let w = workload(2, 2, |_| vec![0], 1);
-        let w = without(&w, "lone-waiter-in-migration");
-        let ns = simulate(&m, &w, 0.0, one_op).simulated_secs * 1e9;
-        assert!((ns - 6200.001).abs() < 1e-6, "{ns}");
-
-        // Seeded start order off: thread t starts at t ps; one op on its own bucket ends
-        // at t ps + outside + hold, the last (thread 1) at 500.001 ns.
-        let m = machine(2, 1);
-        let w = workload(2, 2, |t| vec![t as u32], 2);
-        let ns = simulate(&m, &without(&w, "seeded-start-order"), 0.0, one_op).simulated_secs;
-        assert!((ns * 1e9 - 500.001).abs() < 1e-6, "{ns}");
-        let on = simulate(&m, &w, 0.0, one_op).simulated_secs;
-        assert!(on * 1e9 > 500.01, "{on}");
-    }
-
-    #[test]
-    fn a_cold_start_without_steady_state_lines_misses_nothing_in_the_first_pass() {
-        // The steady-state test's two threads: on, every op migrates (1000 + 50 + 10 ns);
-        // off, the first 100 ops touch lines no one owns yet (1000 + 10 ns).
-        let mut m = machine(2, 1);
-        m.outside_ns = 1000.0;
-        m.hold_ns = 10.0;
-        m.line_miss_ns = 50.0;
-        let w = workload(
-            2,
-            2,
-            |t| (0..1024).map(|i| (i + 512 * t as u32) % 1024).collect(),
-            1024,
-        );
-        let len = SimLength {
-            warmup_ops: 0,
-            measured_ops: 100,
-        };
-        let r = simulate(&m, &without(&w, "steady-state-lines"), 0.0, len);
-        let expect = 1e9 / (1000.0 + 10.0);
-        assert!((r.ops_per_sec / expect - 1.0).abs() < 0.005, "{r:?}");
-    }
-
-    #[test]
-    fn home_snooping_and_the_stated_remote_migration_can_be_switched_off() {
-        // The lockstep swap of two locks by CPUs 0 and 1 (node 0), lines homed on node 1:
-        // with home snooping each migration is remote (1000 + 150 + 100 ns), switched off
-        // local (1000 + 50 + 100). CPUs 0 and 2 with a stated 80 ns remote migration:
-        // 1180 ns; switched off, the hand-off ratio's 150: 1250.
-        let mut m = machine(4, 2);
-        m.outside_ns = 1000.0;
-        m.line_miss_ns = 50.0;
-        m.home_snoop = true;
-        m.line_miss_remote_ns = Some(80.0);
-        let keys = |t: usize| if t == 0 { vec![0, 1] } else { vec![1, 0] };
-        let per_op = |w: &SimWorkload| 1e9 / simulate(&m, w, 0.0, LONG).ops_per_sec;
-        let near = SimWorkload {
-            homes: LineHomes::NodeOfCpu(2),
-            ..workload(2, 2, keys, 2)
-        };
-        assert!((per_op(&near) - 1180.0).abs() < 10.0, "{}", per_op(&near));
-        let off = without(&near, "home-snoop");
-        assert!((per_op(&off) - 1150.0).abs() < 10.0, "{}", per_op(&off));
-        let across = SimWorkload {
-            cpu_of_thread: vec![0, 2],
-            ..workload(2, 2, keys, 2)
-        };
-        assert!((per_op(&across) - 1180.0).abs() < 10.0);
-        let off = without(&across, "separate-remote-migration");
-        assert!((per_op(&off) - 1250.0).abs() < 10.0, "{}", per_op(&off));
-    }
-
-    #[test]
-    fn a_fifo_of_spinners_counts_more_of_them_than_the_heap() {
-        // Packed ticket buckets 0..=2 share line 0, 3..=5 line 1; 12 threads alternate two
-        // of them, short outside work: the FIFO keeps finished acquisitions of neighbour
-        // buckets behind later ones and charges them as spinners, so it runs slower.
-        let mut m = machine(12, 1);
-        m.outside_ns = 50.0;
-        m.ticket_spinner_ns = Some(20.0);
-        let mut w = workload(12, 12, |t| vec![(t % 3) as u32, ((t + 1) % 6) as u32], 6);
-        w.design.lock = LockKind::Ticket;
-        w.design.bucket_bytes = PACKED_BUCKET_BYTES;
-        let heap = simulate(&m, &w, 0.0, LONG).ops_per_sec_total;
-        let fifo = simulate(&m, &without(&w, "spinner-heap"), 0.0, LONG).ops_per_sec_total;
-        assert!(fifo < heap * 0.99, "{fifo} vs {heap}");
-    }
-}
+mod tests;

@@ -275,20 +275,17 @@ pub fn replay<H: KeyHasher + ?Sized>(
     )
 }
 
-/// [`replay`] on design `rd`.
-pub fn replay_with<H: KeyHasher + ?Sized>(
+/// What [`replay_with`] refuses before it replays anything: a bad profile or design, a
+/// think scale that is not a finite number ≥ 0, a private size that is not 0 or a power
+/// of two, a global hash beyond 2^24 buckets. Returns the global hash's buckets.
+fn check_replay(
     m: &MachineProfile,
-    rec: &Recording,
-    workload: &str,
-    hasher: &H,
     buckets: u64,
     think_scale: f64,
     rd: &ReplayDesign,
-) -> Result<ReplayRecord, String> {
+) -> Result<u64, String> {
     m.validate()?;
-    let d = rd.design;
-    super::check_design(m, &d)?;
-    let mech = rd.mechanisms;
+    super::check_design(m, &rd.design)?;
     if !(think_scale >= 0.0 && think_scale.is_finite()) {
         return Err(format!(
             "think scale '{think_scale}' must be a finite number ≥ 0"
@@ -307,17 +304,23 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
             "global hash size '{global}' must be a power of two up to 16777216 (2^24)"
         ));
     }
-    let (lock_of, proc_of, processes) = lock_of_keys(&rec.keys, hasher, buckets, global);
-    let n_locks = global + processes * buckets;
-    if n_locks > 1 << 28 {
-        return Err(format!(
-            "{n_locks} buckets in total (processes × slots) is more than the 2^28 the simulator holds"
-        ));
-    }
-    let n_locks = n_locks as usize;
-    let cpus = m.cpus as usize;
-    // Per thread, in order of first appearance; each private table's home is the node of
-    // the first thread that uses it.
+    Ok(global)
+}
+
+/// The operations of every captured thread with a keyed call, per thread in order of
+/// first appearance, each with its locks (`lock_of` per key) and its think time (the
+/// captured gap to the thread's next call times `think_scale`, 0 unless `timed`); and per
+/// process (`proc_of` per key) the CPU of the first thread that uses its private table:
+/// each private table's home is that CPU's node.
+fn thread_ops(
+    rec: &Recording,
+    lock_of: &[u32],
+    proc_of: &[Option<u32>],
+    processes: u64,
+    cpus: usize,
+    think_scale: f64,
+    timed: bool,
+) -> (Vec<Vec<Op>>, Vec<u32>) {
     let mut thread_index: HashMap<u32, usize> = HashMap::new();
     let mut per_thread: Vec<Vec<(Option<u64>, Op)>> = Vec::new();
     let mut table_cpu: Vec<u32> = vec![NO_CPU; processes as usize];
@@ -343,11 +346,7 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
             },
         ));
     }
-    if per_thread.is_empty() {
-        return Err(format!("trace '{workload}' has no keyed operations"));
-    }
-    let timed = rec.ops.iter().all(|o| o.t_ns.is_some());
-    let threads: Vec<Vec<Op>> = per_thread
+    let threads = per_thread
         .into_iter()
         .map(|ops| {
             let times: Vec<Option<u64>> = ops.iter().map(|o| o.0).collect();
@@ -366,85 +365,297 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
                 .collect()
         })
         .collect();
-    let captured_secs = if timed {
-        let ts = rec.ops.iter().filter_map(|o| o.t_ns);
-        let (lo, hi) = ts.fold((u64::MAX, 0), |(lo, hi), t| (lo.min(t), hi.max(t)));
-        hi.saturating_sub(lo) as f64 * 1e-9
-    } else {
-        0.0
-    };
+    (threads, table_cpu)
+}
 
-    // The profile's figure for this hasher, else timed here (never 0 silently).
-    let hash_ns = super::hashcost::hash_cost(m, hasher)?.ns;
-    let x = Transfers::new(m, m.cpus.saturating_sub(1), &mech);
-    let cpu_of: Vec<u32> = (0..threads.len()).map(|i| (i % cpus) as u32).collect();
-    // Never sleeping, the threads of a CPU share it in time slices, as perf's do; with
-    // think time the CPU is work-conserving (see the module docs).
-    let always_runnable = think_scale == 0.0 || !timed;
+/// First to last captured call of a timed trace, seconds.
+fn captured_span_secs(rec: &Recording) -> f64 {
+    let ts = rec.ops.iter().filter_map(|o| o.t_ns);
+    let (lo, hi) = ts.fold((u64::MAX, 0), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    hi.saturating_sub(lo) as f64 * 1e-9
+}
+
+/// A replayed thread's CPU (round-robin in order of first appearance), its time slices
+/// and its costs, ps, SMT factor applied.
+#[derive(Clone, Copy, Debug)]
+struct ThreadCosts {
+    cpu: u32,
+    slices: Slices,
+    /// Outside work per call off a private table.
+    outside: u64,
+    /// Outside work per call on a private table (the per-CPU reference's cost included).
+    outside_with_ref: u64,
+    /// Hold per lock.
+    hold: u64,
+}
+
+/// The [`ThreadCosts`] of `threads` threads on `m`'s `cpus` CPUs.
+fn thread_costs(
+    m: &MachineProfile,
+    hash_ns: f64,
+    refcount: Refcount,
+    threads: usize,
+    cpus: usize,
+) -> Vec<ThreadCosts> {
+    let cpu_of: Vec<u32> = (0..threads).map(|i| (i % cpus) as u32).collect();
     let (slices, on_cpu) = Slices::of_threads(&cpu_of, cpus, ps(m.timeslice_ns).max(1));
-    let reference_extra = cost::refcount_outside_ns(m, d.refcount);
-    // Per thread: outside work without and with the per-CPU reference, and the hold (SMT
-    // factor applied).
-    let costs: Vec<(u64, u64, u64)> = cpu_of
+    let reference_extra = cost::refcount_outside_ns(m, refcount);
+    cpu_of
         .iter()
-        .map(|&c| {
-            let f = cost::smt_factor_of(m, &on_cpu, c);
-            (
-                ps((m.outside_ns + hash_ns) * f),
-                ps((m.outside_ns + hash_ns + reference_extra) * f),
-                ps(m.hold_ns * f),
-            )
+        .zip(slices)
+        .map(|(&cpu, slices)| {
+            let f = cost::smt_factor_of(m, &on_cpu, cpu);
+            ThreadCosts {
+                cpu,
+                slices,
+                outside: ps((m.outside_ns + hash_ns) * f),
+                outside_with_ref: ps((m.outside_ns + hash_ns + reference_extra) * f),
+                hold: ps(m.hold_ns * f),
+            }
         })
-        .collect();
-    let per_waiter = cost::per_waiter_ps(m, d.lock);
-    let pending_bit = cost::has_pending_bit(d.lock, &mech);
-    let atomic = ps(m.atomic_ns);
-    let tables = Tables::new(global, buckets.max(1), d.bucket_bytes);
-    let lines_shared = d.bucket_bytes < CACHE_LINE;
-    let nodes = u64::from(m.nodes.max(1));
-    let table_node: Vec<u32> = table_cpu
-        .iter()
-        .map(|&c| if c == NO_CPU { 0 } else { x.node[c as usize] })
-        .collect();
-    let home_of = |line: u64, process: Option<u64>| match process {
-        Some(p) => table_node[p as usize],
-        None => cost::home_of_line(tables.global_homes, x.home_snoop, line as usize, nodes, 0),
-    };
-    let mut lock_free_at = vec![0u64; n_locks];
-    let mut lock_last_cpu = vec![NO_CPU; n_locks];
-    // The key the lock's last holder locked: a waiter for the same key is same-futex
-    // contention.
-    let mut lock_last_key = vec![u32::MAX; n_locks];
-    // When the last acquisition of each lock took it (`cost::held_from`).
-    let mut lock_held_from = vec![0u64; n_locks];
-    let mut line_last_cpu = if lines_shared {
-        vec![NO_CPU; tables.lines(processes) as usize]
-    } else {
-        Vec::new()
-    };
-    // Pending acquisitions of the lines that ever had a waiter (per-waiter term only).
-    let mut spinners: HashMap<u64, LineSpinners> = HashMap::new();
-    // Per process: the shared reference's line, (free at, last CPU).
-    let mut reference = vec![(0u64, NO_CPU); processes as usize];
-    let shared_ref = d.refcount == Refcount::Shared;
+        .collect()
+}
+
+/// What the replay counts of the bucket locks.
+#[derive(Debug, Default)]
+struct Contention {
+    acquisitions: u64,
+    /// Acquisitions that found the lock held.
+    contended: u64,
+    /// Of those, the ones whose holder had locked the same key.
+    same_key: u64,
+    waited_ps: u128,
+    /// Per lock with waits: (waits, same-key waits).
+    waits_of: HashMap<u32, (u64, u64)>,
+}
+
+/// The replayed tables' bucket locks, the lines they share and the processes' shared
+/// references, with what moving them costs; and the contention counted on the locks.
+struct Locks {
+    x: Transfers,
+    tables: Tables,
+    /// The node of each process's private table, and of its reference.
+    table_node: Vec<u32>,
+    nodes: u64,
+    mech: Mechanisms,
+    per_waiter: u64,
+    pending_bit: bool,
+    atomic: u64,
+    lines_shared: bool,
+    /// Whether a call on a private table takes its shared reference (6.16).
+    shared_ref: bool,
+    free_at: Vec<u64>,
+    last_cpu: Vec<u32>,
+    /// The key the lock's last holder locked: a waiter for the same key is same-futex
+    /// contention.
+    last_key: Vec<u32>,
+    /// When the last acquisition of each lock took it (`cost::held_from`).
+    held_from: Vec<u64>,
+    line_last_cpu: Vec<u32>,
+    /// Pending acquisitions of the lines that ever had a waiter (per-waiter term only).
+    spinners: HashMap<u64, LineSpinners>,
+    /// Per process: the shared reference's line, (free at, last CPU).
+    reference: Vec<(u64, u32)>,
+    counts: Contention,
+}
+
+impl Locks {
+    /// `n_locks` unowned locks of `tables` on `m`, designed as `rd`; `table_cpu`: per
+    /// process, the CPU whose node holds its private table.
+    fn new(
+        m: &MachineProfile,
+        rd: &ReplayDesign,
+        tables: Tables,
+        table_cpu: &[u32],
+        n_locks: usize,
+    ) -> Locks {
+        let (d, mech) = (rd.design, rd.mechanisms);
+        let x = Transfers::new(m, m.cpus.saturating_sub(1), &mech);
+        let lines_shared = d.bucket_bytes < CACHE_LINE;
+        let processes = table_cpu.len() as u64;
+        Locks {
+            table_node: table_cpu
+                .iter()
+                .map(|&c| if c == NO_CPU { 0 } else { x.node[c as usize] })
+                .collect(),
+            x,
+            nodes: u64::from(m.nodes.max(1)),
+            mech,
+            per_waiter: cost::per_waiter_ps(m, d.lock),
+            pending_bit: cost::has_pending_bit(d.lock, &mech),
+            atomic: ps(m.atomic_ns),
+            lines_shared,
+            shared_ref: d.refcount == Refcount::Shared,
+            free_at: vec![0; n_locks],
+            last_cpu: vec![NO_CPU; n_locks],
+            last_key: vec![u32::MAX; n_locks],
+            held_from: vec![0; n_locks],
+            line_last_cpu: if lines_shared {
+                vec![NO_CPU; tables.lines(processes) as usize]
+            } else {
+                Vec::new()
+            },
+            tables,
+            spinners: HashMap::new(),
+            reference: vec![(0, NO_CPU); processes as usize],
+            counts: Contention::default(),
+        }
+    }
+
+    fn home_of(&self, line: u64, process: Option<u64>) -> u32 {
+        match process {
+            Some(p) => self.table_node[p as usize],
+            None => {
+                let homes = self.tables.global_homes;
+                cost::home_of_line(homes, self.x.home_snoop, line as usize, self.nodes, 0)
+            }
+        }
+    }
+
+    /// One RMW on the shared reference of `process` (if the call takes it) by a thread on
+    /// `cpu` at `now`, in its time slices `running` when it never sleeps. Returns when
+    /// the RMW ends (`now` without one).
+    fn reference_rmw(
+        &mut self,
+        process: Option<u32>,
+        cpu: u32,
+        now: u64,
+        running: Option<&Slices>,
+    ) -> u64 {
+        let Some(p) = process.filter(|_| self.shared_ref) else {
+            return now;
+        };
+        let r = &mut self.reference[p as usize];
+        let at = now.max(r.0);
+        let at = running.map_or(at, |s| s.running_at(at));
+        let home = self.table_node[p as usize];
+        let end = at + cost::reference_rmw(&self.x, r.1, cpu, home, self.atomic);
+        *r = (end, cpu);
+        end
+    }
+
+    /// Lock `l`, requested for key `k` at `now` by a thread on `cpu` that holds it for
+    /// `hold` ps: counted, waited for, handed off or migrated, held. Returns the release.
+    fn acquire(&mut self, l: u32, k: u32, cpu: u32, hold: u64, now: u64) -> u64 {
+        let li = l as usize;
+        let c = &mut self.counts;
+        c.acquisitions += 1;
+        let busy = now < self.free_at[li];
+        if busy {
+            c.contended += 1;
+            c.waited_ps += u128::from(self.free_at[li] - now);
+            let same = self.last_key[li] == k;
+            c.same_key += u64::from(same);
+            let e = c.waits_of.entry(l).or_default();
+            e.0 += 1;
+            e.1 += u64::from(same);
+        }
+        let (line, process) = self.tables.line(l);
+        let home = self.home_of(line, process);
+        let mut start = now.max(self.free_at[li]);
+        if busy {
+            start += cost::acquire_contended(
+                &self.x,
+                self.pending_bit,
+                now,
+                self.held_from[li],
+                self.last_cpu[li],
+                cpu,
+                home,
+            );
+            if self.per_waiter > 0 {
+                let mech = self.mech;
+                let q = self
+                    .spinners
+                    .entry(line)
+                    .or_insert_with(|| LineSpinners::new(&mech));
+                start += cost::waiter_term(q.spinning_at(now), self.per_waiter);
+                q.push(start);
+            }
+        } else if self.lines_shared {
+            start += self.x.miss(self.line_last_cpu[line as usize], cpu, home);
+        } else {
+            start += self.x.miss(self.last_cpu[li], cpu, home);
+        }
+        let lone_waiter = self.mech.lone_waiter_in_migration;
+        self.held_from[li] = cost::held_from(busy, now, start, lone_waiter);
+        let end = cost::locked_section_end(start, hold);
+        self.free_at[li] = end;
+        self.last_cpu[li] = cpu;
+        self.last_key[li] = k;
+        if self.lines_shared {
+            self.line_last_cpu[line as usize] = cpu;
+        }
+        end
+    }
+}
+
+/// When each replayed thread began its first call and ended its last, and every call's
+/// latency, sorted.
+struct Timeline {
+    first_begin: Vec<u64>,
+    last_end: Vec<u64>,
+    latencies: Vec<u64>,
+}
+
+impl Timeline {
+    /// First call begun to last call ended, seconds.
+    fn span_secs(&self) -> f64 {
+        let start = self.first_begin.iter().copied().min().unwrap_or(0);
+        let end = self.last_end.iter().copied().max().unwrap_or(0);
+        (end - start) as f64 * 1e-12
+    }
+
+    /// The mean over the threads of each one's calls (`threads`) over its own active span.
+    fn mean_rate(&self, threads: &[Vec<Op>]) -> f64 {
+        let rates: Vec<f64> = threads
+            .iter()
+            .enumerate()
+            .map(|(t, o)| {
+                let s = (self.last_end[t] - self.first_begin[t]) as f64 * 1e-12;
+                o.len() as f64 / s.max(1e-12)
+            })
+            .collect();
+        rates.iter().sum::<f64>() / rates.len() as f64
+    }
+
+    /// Latency percentile `p` (nearest rank), ns.
+    fn latency_ns(&self, p: f64) -> u64 {
+        let l = &self.latencies;
+        let i = ((l.len() as f64 * p).ceil() as usize).clamp(1, l.len()) - 1;
+        (l[i] as f64 / 1000.0).round() as u64
+    }
+}
+
+/// Replays every thread's calls (`threads`, costed `costs`) on `locks`, each call when
+/// its thread is ready, in order of the calls' start times; `always_runnable`: the
+/// threads never sleep and share their CPUs (`cpus` of them) in time slices, else each CPU
+/// runs its threads' calls one after another (see the module docs).
+fn run_threads(
+    threads: &[Vec<Op>],
+    costs: &[ThreadCosts],
+    always_runnable: bool,
+    cpus: usize,
+    locks: &mut Locks,
+) -> Timeline {
     let mut cpu_free_at = vec![0u64; cpus];
     let mut pos = vec![0usize; threads.len()];
     let mut first_begin = vec![u64::MAX; threads.len()];
     let mut last_end = vec![0u64; threads.len()];
-    let (mut acquisitions, mut contended, mut same_key, mut waited_ps) = (0u64, 0u64, 0u64, 0u128);
-    // Per lock with waits: (waits, same-key waits).
-    let mut waits_of: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut latencies: Vec<u64> = Vec::new();
     // Heap of (begin time of the thread's next op, thread). Starts staggered by index.
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
         (0..threads.len()).map(|t| Reverse((t as u64, t))).collect();
     while let Some(Reverse((ready, t))) = heap.pop() {
         let op = &threads[t][pos[t]];
-        let cpu = cpu_of[t];
-        let (plain, with_ref, hold) = costs[t];
-        let on_private = op.process.is_some();
-        let outside = if on_private { with_ref } else { plain };
-        let s = slices[t];
+        let ThreadCosts {
+            cpu, slices, hold, ..
+        } = costs[t];
+        let outside = if op.process.is_some() {
+            costs[t].outside_with_ref
+        } else {
+            costs[t].outside
+        };
         let begin = if always_runnable {
             ready
         } else {
@@ -452,75 +663,17 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
         };
         first_begin[t] = first_begin[t].min(begin);
         let mut now = if always_runnable {
-            s.finish(begin, outside)
+            slices.finish(begin, outside)
         } else {
             begin + outside
         };
         // One RMW on the process's shared reference (get before the locks, put after).
-        let mut rmw = |now: u64| -> u64 {
-            let Some(p) = op.process.filter(|_| shared_ref) else {
-                return now;
-            };
-            let r = &mut reference[p as usize];
-            let at = now.max(r.0);
-            let at = if always_runnable {
-                s.running_at(at)
-            } else {
-                at
-            };
-            let end = at + cost::reference_rmw(&x, r.1, cpu, table_node[p as usize], atomic);
-            *r = (end, cpu);
-            end
-        };
-        now = rmw(now);
+        let running = always_runnable.then_some(&slices);
+        now = locks.reference_rmw(op.process, cpu, now, running);
         for &(l, k) in &op.locks {
-            let li = l as usize;
-            acquisitions += 1;
-            let busy = now < lock_free_at[li];
-            if busy {
-                contended += 1;
-                waited_ps += u128::from(lock_free_at[li] - now);
-                let same = lock_last_key[li] == k;
-                same_key += u64::from(same);
-                let e = waits_of.entry(l).or_default();
-                e.0 += 1;
-                e.1 += u64::from(same);
-            }
-            let (line, process) = tables.line(l);
-            let home = home_of(line, process);
-            let mut start = now.max(lock_free_at[li]);
-            if busy {
-                start += cost::acquire_contended(
-                    &x,
-                    pending_bit,
-                    now,
-                    lock_held_from[li],
-                    lock_last_cpu[li],
-                    cpu,
-                    home,
-                );
-                if per_waiter > 0 {
-                    let q = spinners
-                        .entry(line)
-                        .or_insert_with(|| LineSpinners::new(&mech));
-                    start += cost::waiter_term(q.spinning_at(now), per_waiter);
-                    q.push(start);
-                }
-            } else if lines_shared {
-                start += x.miss(line_last_cpu[line as usize], cpu, home);
-            } else {
-                start += x.miss(lock_last_cpu[li], cpu, home);
-            }
-            lock_held_from[li] = cost::held_from(busy, now, start, mech.lone_waiter_in_migration);
-            now = cost::locked_section_end(start, hold);
-            lock_free_at[li] = now;
-            lock_last_cpu[li] = cpu;
-            lock_last_key[li] = k;
-            if lines_shared {
-                line_last_cpu[line as usize] = cpu;
-            }
+            now = locks.acquire(l, k, cpu, hold, now);
         }
-        now = rmw(now);
+        now = locks.reference_rmw(op.process, cpu, now, running);
         if !always_runnable {
             // The CPU is taken for the op's own work (spinning is not charged to others).
             cpu_free_at[cpu as usize] = cpu_free_at[cpu as usize]
@@ -534,28 +687,26 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
             heap.push(Reverse((now.max(begin + op.think_ps), t)));
         }
     }
-    let ops: u64 = threads.iter().map(|t| t.len() as u64).sum();
-    let start = first_begin.iter().copied().min().unwrap_or(0);
-    let end = last_end.iter().copied().max().unwrap_or(0);
-    let span_s = (end - start) as f64 * 1e-12;
-    let rates: Vec<f64> = threads
-        .iter()
-        .enumerate()
-        .map(|(t, o)| {
-            let s = (last_end[t] - first_begin[t]) as f64 * 1e-12;
-            o.len() as f64 / s.max(1e-12)
-        })
-        .collect();
     latencies.sort_unstable();
-    let pct = |p: f64| {
-        let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
-        (latencies[i] as f64 / 1000.0).round() as u64
-    };
+    Timeline {
+        first_begin,
+        last_end,
+        latencies,
+    }
+}
+
+/// The five buckets of `waits_of` (per lock: waits, same-key waits) with the most waits,
+/// most first, each with every key of `rec` in it (`lock_of` per key).
+fn hot_buckets(
+    waits_of: HashMap<u32, (u64, u64)>,
+    tables: &Tables,
+    rec: &Recording,
+    lock_of: &[u32],
+) -> Vec<HotBucket> {
     let mut hot: Vec<(u32, (u64, u64))> = waits_of.into_iter().collect();
     hot.sort_unstable_by_key(|&(l, (w, _))| (Reverse(w), l));
     hot.truncate(5);
-    let hot_buckets = hot
-        .into_iter()
+    hot.into_iter()
         .map(|(l, (waits, same))| HotBucket {
             bucket: tables.label(l),
             waits,
@@ -565,8 +716,49 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
                 .map(|k| rec.keys[k].to_string())
                 .collect(),
         })
-        .collect();
-    let share = |n: u64| 100.0 * n as f64 / acquisitions.max(1) as f64;
+        .collect()
+}
+
+/// [`replay`] on design `rd`.
+pub fn replay_with<H: KeyHasher + ?Sized>(
+    m: &MachineProfile,
+    rec: &Recording,
+    workload: &str,
+    hasher: &H,
+    buckets: u64,
+    think_scale: f64,
+    rd: &ReplayDesign,
+) -> Result<ReplayRecord, String> {
+    let global = check_replay(m, buckets, think_scale, rd)?;
+    let d = rd.design;
+    let (lock_of, proc_of, processes) = lock_of_keys(&rec.keys, hasher, buckets, global);
+    let n_locks = global + processes * buckets;
+    if n_locks > 1 << 28 {
+        return Err(format!(
+            "{n_locks} buckets in total (processes × slots) is more than the 2^28 the simulator holds"
+        ));
+    }
+    let cpus = m.cpus as usize;
+    let timed = rec.ops.iter().all(|o| o.t_ns.is_some());
+    let (threads, table_cpu) =
+        thread_ops(rec, &lock_of, &proc_of, processes, cpus, think_scale, timed);
+    if threads.is_empty() {
+        return Err(format!("trace '{workload}' has no keyed operations"));
+    }
+    // The profile's figure for this hasher, else timed here (never 0 silently).
+    let hash_ns = super::hashcost::hash_cost(m, hasher)?.ns;
+    let costs = thread_costs(m, hash_ns, d.refcount, threads.len(), cpus);
+    // Never sleeping, the threads of a CPU share it in time slices, as perf's do; with
+    // think time the CPU is work-conserving (see the module docs).
+    let always_runnable = think_scale == 0.0 || !timed;
+    let tables = Tables::new(global, buckets.max(1), d.bucket_bytes);
+    let mut locks = Locks::new(m, rd, tables, &table_cpu, n_locks as usize);
+    let timeline = run_threads(&threads, &costs, always_runnable, cpus, &mut locks);
+    let ops: u64 = threads.iter().map(|t| t.len() as u64).sum();
+    let span_s = timeline.span_secs();
+    let mean_rate = timeline.mean_rate(&threads);
+    let c = std::mem::take(&mut locks.counts);
+    let share = |n: u64| 100.0 * n as f64 / c.acquisitions.max(1) as f64;
     Ok(ReplayRecord {
         backend: "sim",
         workload: workload.to_string(),
@@ -582,23 +774,23 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
         ops,
         think_scale,
         think: if timed { "captured" } else { "none" },
-        captured_secs,
+        captured_secs: if timed { captured_span_secs(rec) } else { 0.0 },
         simulated_secs: span_s,
-        ops_per_sec: rates.iter().sum::<f64>() / rates.len() as f64,
+        ops_per_sec: mean_rate,
         ops_per_sec_total: ops as f64 / span_s.max(1e-12),
-        acquisitions,
-        contended,
-        contended_pct: share(contended),
-        contended_same_key_pct: share(same_key),
-        contended_shared_bucket_pct: share(contended - same_key),
-        lock_wait_ns_mean: waited_ps as f64 / 1000.0 / acquisitions.max(1) as f64,
-        latency_ns_p50: pct(0.5),
-        latency_ns_p99: pct(0.99),
+        acquisitions: c.acquisitions,
+        contended: c.contended,
+        contended_pct: share(c.contended),
+        contended_same_key_pct: share(c.same_key),
+        contended_shared_bucket_pct: share(c.contended - c.same_key),
+        lock_wait_ns_mean: c.waited_ps as f64 / 1000.0 / c.acquisitions.max(1) as f64,
+        latency_ns_p50: timeline.latency_ns(0.5),
+        latency_ns_p99: timeline.latency_ns(0.99),
         hash_ns,
         warning: String::new(),
-        ops_per_sec_lo: rates.iter().sum::<f64>() / rates.len() as f64,
-        ops_per_sec_hi: rates.iter().sum::<f64>() / rates.len() as f64,
-        hot_buckets,
+        ops_per_sec_lo: mean_rate,
+        ops_per_sec_hi: mean_rate,
+        hot_buckets: hot_buckets(c.waits_of, &locks.tables, rec, lock_of.as_slice()),
     })
 }
 

@@ -1,0 +1,155 @@
+//! Leave one table out (`sim validate --cv`), by the protocol of the [module
+//! doc](super): per held-out table, the box calibrated and its line transfers chosen
+//! without it, its cells predicted in three replications, and each cell's 80 % interval
+//! sized by the CV error of the other tables.
+
+use super::ValidationRow;
+use super::metrics::abs_log_error_quantile;
+use super::published::{
+    TABLE_110, TABLE_240, TABLE_2013, TABLE_ALGOS, TABLE_NUMA, TABLE_PINNING, read_threads_table,
+};
+use super::seed_box::{
+    calibrate_seed_box_mech, futex_numa_reps, predict_pinning_reps, predict_published_reps,
+};
+use super::seed003::{predict_seed003_reps, seed003_mech};
+use super::templates::{
+    GENERIC_SMT_SLOWDOWN, LINE_CHOICES, seed003_box_template, with_line_choice,
+};
+use crate::hashers::{Builtin, HashKey};
+use crate::sim::hashcost::hash_cost;
+use crate::sim::profile::MachineProfile;
+use crate::sim::uncertainty::{interval, log_sd, replication_profiles};
+use crate::sim::{Mechanisms, SimLength};
+use std::path::Path;
+
+/// The held-out units of `sim validate --cv`, in output order.
+pub const CV_TABLES: [&str; 6] = [
+    TABLE_240,
+    TABLE_ALGOS,
+    TABLE_110,
+    TABLE_2013,
+    TABLE_NUMA,
+    TABLE_PINNING,
+];
+
+/// The 256-CPU box's tables: the cells a fold's line-transfer choice is scored on.
+const BOX_256_TABLES: [&str; 4] = [TABLE_240, TABLE_ALGOS, TABLE_110, TABLE_PINNING];
+
+/// The result of `sim validate --cv`.
+#[derive(Clone, Debug)]
+pub struct CrossValidation {
+    /// Every cell, `role` `cv` or (the calibration cells of the held-out table itself)
+    /// `fit`, with `lo` and `hi`.
+    pub rows: Vec<ValidationRow>,
+    /// Per held-out table of the 256-CPU box: the line-transfer option its fold chose.
+    pub line_choice: Vec<(&'static str, &'static str)>,
+}
+
+/// Median |ln(pred/pub)| over the non-`fit` cells of the 256-CPU box's tables other than
+/// `held_out`: a fold's score of a line-transfer option.
+fn fold_score(rows: &[ValidationRow], held_out: &str) -> f64 {
+    abs_log_error_quantile(
+        rows.iter()
+            .filter(|r| r.table != held_out && BOX_256_TABLES.contains(&r.table.as_str()))
+            .filter(|r| !r.fitted),
+        0.5,
+    )
+}
+
+/// Leave one table out (the protocol of the module doc): every published cell predicted
+/// by a model calibrated without its table and without the template figures derived from
+/// it, with its 80 % interval. `template` is the 256-CPU box's template (its line
+/// transfers and SMT slowdown are replaced per fold; its hash costs, if stated, are used
+/// for every prediction, seed 003's box included).
+pub fn validate_cv(
+    data_dir: &Path,
+    template: &MachineProfile,
+    len: SimLength,
+    mech: Mechanisms,
+) -> Result<CrossValidation, String> {
+    let rows = [0usize, 2];
+    // Every (SMT source, line option) the folds may need: calibrated as a user would, and
+    // the box's four tables predicted once (start order 0).
+    let mut variants: Vec<(bool, usize, MachineProfile, Vec<ValidationRow>)> = Vec::new();
+    for smt_from_pinning in [true, false] {
+        for (li, &choice) in LINE_CHOICES.iter().enumerate() {
+            let smt = (!smt_from_pinning).then_some(GENERIC_SMT_SLOWDOWN);
+            let t = with_line_choice(template, choice, smt);
+            let p = calibrate_seed_box_mech(data_dir, &t, rows, len, mech)?;
+            let mut cells: Vec<ValidationRow> =
+                predict_published_reps(data_dir, std::slice::from_ref(&p), rows, len, None, mech)?
+                    .into_iter()
+                    .map(|(r, _)| r)
+                    .collect();
+            cells.extend(
+                predict_pinning_reps(std::slice::from_ref(&p), len, smt_from_pinning, mech)?
+                    .into_iter()
+                    .map(|(r, _)| r),
+            );
+            variants.push((smt_from_pinning, li, p, cells));
+        }
+    }
+    let spread = crate::sim::uncertainty::SEED_BOX_CALIBRATION;
+    let mut out: Vec<(ValidationRow, Vec<f64>)> = Vec::new();
+    let mut line_choice = Vec::new();
+    for held in CV_TABLES {
+        if held == TABLE_2013 {
+            let old_box = MachineProfile {
+                hash_ns: template.hash_ns.clone(),
+                ..seed003_box_template()
+            };
+            let (p, _) = seed003_mech(data_dir, &old_box, len, mech)?;
+            let table = read_threads_table(&data_dir.join(TABLE_2013))?;
+            let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
+                .expect("registry")
+                .shared();
+            let ns = hash_cost(&p, &h)?.ns;
+            let profiles = replication_profiles(&p, &spread);
+            out.extend(predict_seed003_reps(&table, &profiles, ns, len, mech));
+            continue;
+        }
+        let smt_from_pinning = held != TABLE_PINNING;
+        // The fold's line option: the best on the box's other tables (first on a tie).
+        let (_, li, p, _) = variants
+            .iter()
+            .filter(|v| v.0 == smt_from_pinning)
+            .min_by(|a, b| {
+                fold_score(&a.3, held)
+                    .total_cmp(&fold_score(&b.3, held))
+                    .then(a.1.cmp(&b.1))
+            })
+            .expect("four options");
+        line_choice.push((held, LINE_CHOICES[*li].0));
+        let profiles = replication_profiles(p, &spread);
+        let cells = match held {
+            TABLE_PINNING => predict_pinning_reps(&profiles, len, false, mech)?,
+            TABLE_NUMA => vec![futex_numa_reps(&profiles, None, len, mech)?],
+            _ => predict_published_reps(data_dir, &profiles, rows, len, Some(held), mech)?,
+        };
+        out.extend(cells);
+    }
+    for (r, _) in out.iter_mut() {
+        r.role = if r.fitted { "fit" } else { "cv" };
+    }
+    // Each cell's model error: the RMS CV residual of the other tables.
+    let model_sd = |table: &str| {
+        let v: Vec<f64> = out
+            .iter()
+            .filter(|(r, _)| r.role == "cv" && r.table != table)
+            .map(|(r, _)| r.ratio.ln().powi(2))
+            .collect();
+        (v.iter().sum::<f64>() / v.len().max(1) as f64).sqrt()
+    };
+    let sds: Vec<f64> = out.iter().map(|(r, _)| model_sd(&r.table)).collect();
+    let rows = out
+        .into_iter()
+        .zip(sds)
+        .map(|((mut r, reps), sd)| {
+            let (lo, hi) = interval(r.predicted, log_sd(&reps), sd);
+            r.lo = Some(lo);
+            r.hi = Some(hi);
+            r
+        })
+        .collect();
+    Ok(CrossValidation { rows, line_choice })
+}
