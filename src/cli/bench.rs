@@ -368,7 +368,8 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     emit(&args, &plan, workload.as_str(), &result.measured)?;
     if result.interrupted {
-        return Err(CliError::Interrupted);
+        // The sweep's warning has said how many configurations were measured.
+        return Err(CliError::InterruptedReported);
     }
     Ok(())
 }
