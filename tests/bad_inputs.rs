@@ -83,6 +83,10 @@ const CASES: &[(&str, &str)] = &[
     ("dist --format yaml", "'yaml'"),
     ("dist --output /proc/x", "/proc/x"),
     ("dist --plot /proc/x.svg", "/proc/x.svg"),
+    // --plot writes SVG: another extension is refused (it was written as SVG under it).
+    ("dist --plot /tmp/x.png", "/tmp/x.png"),
+    ("bench --plot x.PDF -r 0.1", "x.PDF"),
+    ("sim --profile this-vm --plot sim.png", "sim.png"),
     ("dist --workload trace:/nonexistent", "/nonexistent"),
     ("hash --algo jhash2", "<KEY>"),
     ("hash --algo nope private:0x1000:0x1000", "'nope'"),

@@ -48,8 +48,12 @@ impl OutputArgs {
 /// the file that will be replaced; an existing device or FIFO (written in place, see
 /// [`crate::render::output::resolve_output`]) is only checked for write permission: it is
 /// neither opened (a FIFO's reader would see the probe's close as the end of the data)
-/// nor replaced. `what` names the flag in the message.
+/// nor replaced. `what` names the flag in the message; for `"plot"` the name must also
+/// say SVG ([`check_plot_name`]).
 pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
+    if what == "plot" {
+        check_plot_name(path)?;
+    }
     let fail = |reason: String| {
         CliError::Usage(format!(
             "cannot write {what} '{}': {reason}",
@@ -91,6 +95,27 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         return Err(fail(format!("'{}' is not a directory", dir.display())));
     }
     probe_dir(dir).map_err(fail)
+}
+
+/// `--plot` writes SVG only: a name with another extension (`x.png`, `x.pdf`) would hold
+/// SVG under a name that promises something else, so it is refused. A name without an
+/// extension is accepted (`/dev/stdout`, a FIFO, `plot`), and so is an existing device or
+/// FIFO of any name, which is written into as it is (docs/cli.md).
+pub fn check_plot_name(path: &Path) -> Result<(), CliError> {
+    let Some(ext) = path.extension() else {
+        return Ok(());
+    };
+    if ext.eq_ignore_ascii_case("svg") {
+        return Ok(());
+    }
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if special {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "--plot '{}': plots are written as SVG only; give a name ending in .svg",
+        path.display()
+    )))
 }
 
 /// Checks, before any work, that `dir` can be used as an output directory: it is a
@@ -340,6 +365,25 @@ mod tests {
         );
         assert!(check_output_dir(Path::new("/proc/x"), "report directory").is_err());
         assert!(check_output_dir(&dir.join("fh-new-dir/sub"), "report directory").is_ok());
+    }
+
+    #[test]
+    fn plot_names_must_say_svg() {
+        for ok in [
+            "p.svg",
+            "P.SVG",
+            "dir.png/p.Svg",
+            "plot",
+            "/dev/stdout",
+            "/dev/null",
+        ] {
+            assert!(check_plot_name(Path::new(ok)).is_ok(), "{ok}");
+        }
+        for bad in ["p.png", "p.PNG", "p.svg.gz", "p.pdf"] {
+            let e = check_plot_name(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{bad}'")) && e.contains(".svg"), "{e}");
+            assert!(check_output_path(Path::new(bad), "plot").is_err(), "{bad}");
+        }
     }
 
     #[test]
