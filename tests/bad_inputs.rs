@@ -174,6 +174,8 @@ const CASES: &[(&str, &str)] = &[
         "sim --profile PROFILE_KEY_UNDER_HASH_NS",
         "`hash_ns.home_snoop`",
     ),
+    // A hash cost under a name that is no built-in (a typo) was ignored, the hasher timed.
+    ("sim --profile PROFILE_UNKNOWN_HASHER", "'jhsah2'"),
     // The shared reference's two line transfers count in the clock's bound: this run
     // fitted the bound without them and overflowed the event key (a panic).
     (
@@ -198,6 +200,11 @@ const BAD_PROFILE_LINES: &[(&str, &str, &str)] = &[
         "[hash_ns]\nhome_snoop = true",
     ),
     ("PROFILE_HUGE_MISS", "line_miss_ns =", "line_miss_ns = 1e9"),
+    (
+        "PROFILE_UNKNOWN_HASHER",
+        "[hash_ns]",
+        "[hash_ns]\njhsah2 = 3.0",
+    ),
 ];
 
 fn run(args: &[String]) -> std::process::Output {
