@@ -109,6 +109,16 @@ const CASES: &[(&str, &str)] = &[
     ("hash", "--algo"),
     ("list --format yaml", "'yaml'"),
     ("list --output /proc/x", "/proc/x"),
+    // An existing file on a virtual file system: said so (it was "No such file").
+    ("list --output /proc/version", "virtual file system"),
+    (
+        "bench -b 99999999999999999999",
+        "too large; at most 16777216",
+    ),
+    (
+        "dist --buckets 0x100000000000000000",
+        "too large; at most 16777216",
+    ),
     ("list --bogus", "--bogus"),
     ("sim --profile nope", "'nope'"),
     (

@@ -230,14 +230,48 @@ pub fn hash_key(s: &str) -> Result<HashKey, String> {
 /// from A to B inclusive; both ends must be powers of two). With `allow_zero`, 0 may
 /// appear in a list (the `bench` convention for "global hash").
 pub fn pow2_list(s: &str, what: &str, allow_zero: bool) -> Result<Vec<u64>, CliError> {
+    pow2_list_max(s, what, allow_zero, 1 << 63)
+}
+
+/// [`pow2_list`] with an upper bound: a value above `max`, or too large for a 64-bit
+/// number at all, is refused as too large, naming `max` (not as "not a power of two").
+pub fn pow2_list_max(
+    s: &str,
+    what: &str,
+    allow_zero: bool,
+    max: u64,
+) -> Result<Vec<u64>, CliError> {
     let bad = |v: &str| {
         CliError::Usage(format!(
             "{what} '{v}' is not a power of two{}; use a list like 2,16,1024 or a range like 2..131072",
             if allow_zero { " or 0" } else { "" }
         ))
     };
+    let too_large = |v: &str| {
+        CliError::Usage(format!(
+            "{what} '{v}' is too large; at most {max}{}",
+            if max.is_power_of_two() {
+                format!(" (2^{})", max.trailing_zeros())
+            } else {
+                String::new()
+            }
+        ))
+    };
     let check = |v: &str| -> Result<u64, CliError> {
-        let n = parse_number(v).ok_or_else(|| bad(v))?;
+        let t = v.trim();
+        // Digits that overflow u64 are a number, only too large for one.
+        let digits = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) => !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit()),
+            None => !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit()),
+        };
+        let n = match parse_number(v) {
+            Some(n) => n,
+            None if digits => return Err(too_large(v)),
+            None => return Err(bad(v)),
+        };
+        if n > max {
+            return Err(too_large(v));
+        }
         if n.is_power_of_two() || (allow_zero && n == 0) {
             Ok(n)
         } else {
@@ -343,6 +377,26 @@ mod tests {
         assert!(pow2_list("0", "b", false).is_err());
         assert!(pow2_list("16..2", "b", false).is_err());
         assert!(pow2_list("", "b", false).is_err());
+        // Beyond the bound or beyond u64: too large, with the bound named.
+        for big in [
+            "99999999999999999999",
+            "0x100000000000000000",
+            "33554432",
+            "33554433",
+        ] {
+            let e = pow2_list_max(big, "bucket count", true, 1 << 24)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("'{big}' is too large; at most 16777216 (2^24)")),
+                "{e}"
+            );
+        }
+        let e = pow2_list("99999999999999999999", "b", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("too large"), "{e}");
+        assert!(pow2_list_max("2..33554432", "b", false, 1 << 24).is_err());
     }
 
     #[test]
