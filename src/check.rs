@@ -1,7 +1,8 @@
 //! "Is this hasher fit for `futex_hash()`?" — the checks `futexhash check` runs on any
 //! [`KeyHasher`], one verdict per check:
 //!
-//! - **vectors**: the user's reference vectors (`key,hash` rows), when given;
+//! - **vectors**: the user's reference vectors (`key,hash` rows, or `hash --format csv`'s
+//!   `key,algo,hash`), when given;
 //! - **properties**: the suite every built-in is tested with ([`properties`]): determinism,
 //!   the NUMA node ignored, no dead input bit in the scope's words and seed, and for the
 //!   addr scope (the private hash) no dependence on `w0`;
@@ -65,33 +66,100 @@ impl fmt::Display for VectorsError {
 }
 impl std::error::Error for VectorsError {}
 
+/// A vectors file as read: its rows, each with the hasher that `hash --format csv` named
+/// in its `algo` column (none in the `key,hash` form). [`VectorsFile::for_hasher`] picks the
+/// rows a hasher is checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VectorsFile {
+    /// Where the rows came from, for messages (`'PATH'`, or empty for text).
+    source: String,
+    rows: Vec<(Option<String>, Vector)>,
+}
+
+impl VectorsFile {
+    /// The rows to check hasher `name` against: in the `key,hash` form all of them; in the
+    /// `key,algo,hash` form the rows of `name`, else those of the file's only hasher. A
+    /// file of several hashers none of which is `name` is refused: which one was meant is
+    /// not known.
+    pub fn for_hasher(&self, name: &str) -> Result<Vec<Vector>, VectorsError> {
+        let mut algos: Vec<&str> = Vec::new();
+        for a in self.rows.iter().filter_map(|(a, _)| a.as_deref()) {
+            if !algos.contains(&a) {
+                algos.push(a);
+            }
+        }
+        let pick = |want: Option<&str>| {
+            self.rows
+                .iter()
+                .filter(|(a, _)| want.is_none() || a.as_deref() == want)
+                .map(|(_, v)| v.clone())
+                .collect::<Vec<_>>()
+        };
+        match algos.as_slice() {
+            [] | [_] => Ok(pick(None)),
+            _ if algos.contains(&name) => Ok(pick(Some(name))),
+            _ => Err(VectorsError(format!(
+                "{}holds vectors of {} hashers ({}) and none of '{name}': keep one hasher's \
+                 rows, or name one of those",
+                self.source,
+                algos.len(),
+                algos.join(", ")
+            ))),
+        }
+    }
+}
+
 /// Reads a vectors file: CSV rows `key,hash` (key in text form, hash decimal or `0x` hex),
-/// an optional `key,hash` header, `#` comments.
-pub fn read_vectors(path: &Path) -> Result<Vec<Vector>, VectorsError> {
+/// or `key,algo,hash` as `futexhash hash --format csv` writes them; an optional header
+/// (`key,hash` or `key,algo,hash`), `#` comments. Without a header the first row's number
+/// of fields says which form it is.
+pub fn read_vectors(path: &Path) -> Result<VectorsFile, VectorsError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         VectorsError(format!(
             "cannot read vectors file '{}': {e}",
             path.display()
         ))
     })?;
-    parse_vectors(&text).map_err(|e| VectorsError(format!("'{}': {e}", path.display())))
+    let source = format!("'{}': ", path.display());
+    let mut file = parse_vectors(&text).map_err(|e| VectorsError(format!("{source}{e}")))?;
+    file.source = source;
+    Ok(file)
 }
 
 /// [`read_vectors`] on the file's text.
-pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, VectorsError> {
-    let mut out = Vec::new();
+pub fn parse_vectors(text: &str) -> Result<VectorsFile, VectorsError> {
+    let mut rows = Vec::new();
+    // Whether rows carry an `algo` column; known from the header or the first row.
+    let mut with_algo: Option<bool> = None;
     for (i, line) in text.lines().enumerate() {
         let row = i + 1;
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || (out.is_empty() && line == "key,hash") {
+        if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let Some((k, h)) = line.split_once(',') else {
-            return Err(VectorsError(format!(
-                "line {row}: '{line}' is not 'key,hash'"
-            )));
+        if rows.is_empty() && with_algo.is_none() {
+            let header: Vec<&str> = line.split(',').map(str::trim).collect();
+            if header == ["key", "hash"] || header == ["key", "algo", "hash"] {
+                with_algo = Some(header.len() == 3);
+                continue;
+            }
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let algo_col = *with_algo.get_or_insert(fields.len() == 3);
+        let (k, algo, h) = match (algo_col, fields.as_slice()) {
+            (false, [k, h]) => (*k, None, *h),
+            (true, [k, a, h]) => (*k, Some(a.to_string()), *h),
+            _ => {
+                return Err(VectorsError(format!(
+                    "line {row}: '{line}' is not '{}'",
+                    if algo_col {
+                        "key,algo,hash"
+                    } else {
+                        "key,hash"
+                    }
+                )));
+            }
         };
-        let (k, h) = (k.trim(), h.trim());
         let key: FutexKey = k
             .parse()
             .map_err(|e| VectorsError(format!("line {row}: bad key '{k}': {e}")))?;
@@ -102,16 +170,22 @@ pub fn parse_vectors(text: &str) -> Result<Vec<Vector>, VectorsError> {
                     "line {row}: hash '{h}' is not a 32-bit decimal or 0x-hex number"
                 ))
             })?;
-        out.push(Vector {
-            text: k.to_string(),
-            key,
-            hash,
-        });
+        rows.push((
+            algo,
+            Vector {
+                text: k.to_string(),
+                key,
+                hash,
+            },
+        ));
     }
-    if out.is_empty() {
+    if rows.is_empty() {
         return Err(VectorsError("no vectors in the file".to_string()));
     }
-    Ok(out)
+    Ok(VectorsFile {
+        source: String::new(),
+        rows,
+    })
 }
 
 /// A check's outcome. `Skip`: nothing to check (no vectors given).
@@ -486,6 +560,8 @@ mod tests {
     #[test]
     fn vectors_parse_and_name_bad_rows() {
         let v = parse_vectors("key,hash\n# c\ninode:1:0:0x10,0xe5878c77\nprivate:1:0x1000,5\n")
+            .unwrap()
+            .for_hasher("any")
             .unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].hash, 0xe5878c77);
@@ -500,13 +576,61 @@ mod tests {
         assert!(e.0.contains("'0x100000000'"), "{e}");
     }
 
+    /// `hash --format csv` output (`key,algo,hash`, decimal hashes) is a vectors file too:
+    /// the checked hasher's rows, else the only hasher's; several others are refused.
+    #[test]
+    fn hash_csv_output_is_read_as_vectors() {
+        let text = "key,algo,hash\n\
+                    private:1:0x1000,jhash2,1081321040\n\
+                    private:1:0x1000,xxhash,2300193051\n\
+                    inode:1:0:0x10,jhash2,3850865783\n\
+                    inode:1:0:0x10,xxhash,1323672882\n";
+        let f = parse_vectors(text).unwrap();
+        let v = f.for_hasher("xxhash").unwrap();
+        assert_eq!(
+            v.iter().map(|v| v.hash).collect::<Vec<_>>(),
+            [2300193051, 1323672882]
+        );
+        let j = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let v = f.for_hasher("jhash2").unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(vectors_row(&j, &v).verdict, CheckVerdict::Pass);
+        let e = f.for_hasher("mine").unwrap_err();
+        assert!(
+            e.0.contains("'mine'") && e.0.contains("jhash2, xxhash"),
+            "{e}"
+        );
+        // One hasher in the file: its rows are the reference whatever the checked name.
+        let one: String = text
+            .lines()
+            .filter(|l| !l.contains("xxhash"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let v = parse_vectors(&one).unwrap().for_hasher("mine").unwrap();
+        assert_eq!(vectors_row(&j, &v).verdict, CheckVerdict::Pass);
+        // Without a header the field count says the form; a row of the other form is named.
+        assert_eq!(
+            parse_vectors("inode:1:0:0x10,jhash2,3850865783\n")
+                .unwrap()
+                .for_hasher("x")
+                .unwrap()[0]
+                .hash,
+            3850865783
+        );
+        let e = parse_vectors("key,algo,hash\ninode:1:0:0x10,5\n").unwrap_err();
+        assert!(
+            e.0.contains("line 2") && e.0.contains("key,algo,hash"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn the_spec_vectors_pass_for_jhash2_and_fail_for_xxhash() {
         // docs/hashers.md §5 (from lookup3 run on the kernel's key layout).
         let text = "private:0xffff888012345600:0x7f0000001010,0x9aa839a9\n\
                     anon:0xffff888100000000:0x7f0000000010,0xdb6df4c9\n\
                     inode:1:0:0x10,0xe5878c77\n";
-        let v = parse_vectors(text).unwrap();
+        let v = parse_vectors(text).unwrap().for_hasher("jhash2").unwrap();
         let j = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
         assert_eq!(vectors_row(&j, &v).verdict, CheckVerdict::Pass);
         let x = Builtin::by_name("xxhash", HashKey::DEFAULT).unwrap();

@@ -83,6 +83,10 @@ const CASES: &[(&str, &str)] = &[
     ("dist --format yaml", "'yaml'"),
     ("dist --output /proc/x", "/proc/x"),
     ("dist --plot /proc/x.svg", "/proc/x.svg"),
+    // --plot writes SVG: another extension is refused (it was written as SVG under it).
+    ("dist --plot /tmp/x.png", "/tmp/x.png"),
+    ("bench --plot x.PDF -r 0.1", "x.PDF"),
+    ("sim --profile this-vm --plot sim.png", "sim.png"),
     ("dist --workload trace:/nonexistent", "/nonexistent"),
     ("hash --algo jhash2", "<KEY>"),
     ("hash --algo nope private:0x1000:0x1000", "'nope'"),
@@ -105,6 +109,16 @@ const CASES: &[(&str, &str)] = &[
     ("hash", "--algo"),
     ("list --format yaml", "'yaml'"),
     ("list --output /proc/x", "/proc/x"),
+    // An existing file on a virtual file system: said so (it was "No such file").
+    ("list --output /proc/version", "virtual file system"),
+    (
+        "bench -b 99999999999999999999",
+        "too large; at most 16777216",
+    ),
+    (
+        "dist --buckets 0x100000000000000000",
+        "too large; at most 16777216",
+    ),
     ("list --bogus", "--bogus"),
     ("sim --profile nope", "'nope'"),
     (
@@ -170,6 +184,8 @@ const CASES: &[(&str, &str)] = &[
         "sim --profile PROFILE_KEY_UNDER_HASH_NS",
         "`hash_ns.home_snoop`",
     ),
+    // A hash cost under a name that is no built-in (a typo) was ignored, the hasher timed.
+    ("sim --profile PROFILE_UNKNOWN_HASHER", "'jhsah2'"),
     // The shared reference's two line transfers count in the clock's bound: this run
     // fitted the bound without them and overflowed the event key (a panic).
     (
@@ -194,6 +210,11 @@ const BAD_PROFILE_LINES: &[(&str, &str, &str)] = &[
         "[hash_ns]\nhome_snoop = true",
     ),
     ("PROFILE_HUGE_MISS", "line_miss_ns =", "line_miss_ns = 1e9"),
+    (
+        "PROFILE_UNKNOWN_HASHER",
+        "[hash_ns]",
+        "[hash_ns]\njhsah2 = 3.0",
+    ),
 ];
 
 fn run(args: &[String]) -> std::process::Output {

@@ -681,3 +681,29 @@ fn print_script_shows_the_program_without_running_it() {
         "{s}"
     );
 }
+
+/// A capture cut short (its trailer gone, its last line half-written) says so on stderr
+/// through `keys` as through `dist`: `keys` printed the keys silently.
+#[test]
+fn keys_of_a_truncated_capture_print_the_workload_note() {
+    let d = scratch("truncated");
+    let full =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/traces/sort-parallel.fxc"))
+            .unwrap();
+    let cut = d.join("cut.fxc");
+    std::fs::write(&cut, &full[..9040.min(full.len())]).unwrap();
+    let w = format!("trace:{}", cut.display());
+    for cmd in [
+        vec!["keys", "--workload", &w],
+        vec!["dist", "--workload", &w, "--buckets", "64"],
+    ] {
+        let out = common::futexhash(&cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{cmd:?}: {err}");
+        assert!(
+            err.contains("1 unparseable line(s)") && err.contains("no '# end' trailer"),
+            "{cmd:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -145,3 +145,31 @@ fn output_file_is_written_whole() {
     assert_eq!(text.lines().count(), 23);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A missing subcommand prints clap's usage and subcommand list on stderr (exit 2), not
+/// the first line of the about text as an "error".
+#[test]
+fn a_missing_subcommand_prints_the_subcommand_list() {
+    for (args, commands) in [
+        (
+            &[][..],
+            &["list", "hash", "bench", "dist", "sim", "report"][..],
+        ),
+        (&["attack"][..], &["flood", "leak"][..]),
+    ] {
+        let o = futexhash(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(
+            err.contains("Usage:") && err.contains("Commands:"),
+            "{args:?}: {err}"
+        );
+        for c in commands {
+            assert!(
+                err.lines().any(|l| l.trim_start().starts_with(c)),
+                "{c}: {err}"
+            );
+        }
+        assert!(!err.contains("error:"), "{args:?}: {err}");
+    }
+}

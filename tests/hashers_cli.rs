@@ -450,6 +450,17 @@ fn bad_external_hashers_exit_2_with_one_line_naming_them() {
             ],
             "missing.c",
         ),
+        // A C file without the symbol: the fix names the c: form and the file, not so:
+        // and the cached object.
+        (
+            vec![
+                "hash".into(),
+                "--algo".into(),
+                format!("c:{}:no_such_fn", repo("examples/hashers/jhash2.c")),
+                "inode:1:0:0".into(),
+            ],
+            "name the function as c:",
+        ),
         (
             vec![
                 "check".into(),

@@ -5,7 +5,8 @@
 //!
 //! Issue 26: `sim` sweeps and `attack flood` stopped by a signal write the configurations
 //! that finished (valid CSV / JSON, at least one record) and exit 130; an interrupted
-//! `report` leaves no staging directory.
+//! `report` leaves no staging directory. Each says on stderr that it was interrupted and
+//! what it kept.
 
 use std::process::{Child, Command, Stdio};
 
@@ -245,6 +246,11 @@ fn sigint_keeps_the_sim_configurations_that_finished() {
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.expect("a complete row")).collect();
     assert!(!rows.is_empty(), "no configuration finished: {err}");
     assert!(rows.len() < 22 * 17 * 4, "the sweep was not interrupted");
+    // One line says why the run stopped and that what finished is kept (it was silent).
+    assert!(
+        err.contains("interrupted (SIGINT)") && err.contains("results that finished are written"),
+        "{err}"
+    );
     for r in &rows {
         assert_eq!(r.len(), header.len());
     }
@@ -283,6 +289,7 @@ fn sigterm_keeps_the_flood_rows_that_finished() {
     let rows = v.as_array().expect("an array of records");
     assert!(!rows.is_empty(), "no configuration finished: {err}");
     assert!(rows.len() < 88 * 2, "the flood was not interrupted");
+    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
     // Whole configurations only: a control row and its placement's row.
     assert_eq!(rows.len() % 2, 0, "{rows:?}");
     for r in rows {
@@ -313,5 +320,9 @@ fn an_interrupted_report_leaves_no_staging_directory() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(
+        err.contains("interrupted (SIGINT): nothing written"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

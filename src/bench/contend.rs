@@ -22,14 +22,18 @@ fn rt(message: String) -> BenchError {
     BenchError::runtime(message)
 }
 
-fn busy_warning(records: &[BenchRecord], warnings: &mut Vec<String>) {
-    let cpus = allowed_cpus().len();
-    if let Some(r) = records.iter().find(|r| r.threads > cpus) {
-        warnings.push(format!(
-            "{} threads on {cpus} CPUs: oversubscribed, so waits also measure the scheduler",
-            r.threads
-        ));
-    }
+/// The oversubscription warning of a lock run: every thread that runs counts, holders as
+/// well as contenders (a record's `threads` counts contenders only).
+fn busy_warning(shape: LockShape, cpus: usize) -> Option<String> {
+    let contenders = shape.groups * shape.contenders;
+    let holders = shape.groups * shape.holders;
+    let all = contenders + holders;
+    (all > cpus).then(|| {
+        format!(
+            "{all} threads ({contenders} contenders, {holders} holders) on {cpus} CPUs: \
+             oversubscribed, so waits also measure the scheduler"
+        )
+    })
 }
 
 /// The `lock` workload on every backend (and model hasher) of `spec`.
@@ -125,7 +129,8 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
             res.records.push(r);
         }
     }
-    busy_warning(&res.records, &mut res.warnings);
+    res.warnings
+        .extend(busy_warning(shape, allowed_cpus().len()));
     Ok(res)
 }
 /// A table of `lock` / `noisy` records.
@@ -150,7 +155,7 @@ pub fn render(records: &[BenchRecord]) -> String {
         );
     } else {
         headers.extend(
-            ["threads", "contender loops/s", "lock loops/s"]
+            ["contenders", "contender loops/s", "lock loops/s"]
                 .iter()
                 .map(|s| s.to_string()),
         );
@@ -175,6 +180,7 @@ pub fn render(records: &[BenchRecord]) -> String {
             });
             row.push(fmt_grouped(r.noisy_ops_per_sec.unwrap_or(0.0), 0));
         } else {
+            // A lock record's `threads` counts its contenders (holders run besides).
             row.push(r.threads.to_string());
             row.push(fmt_grouped(r.ops_per_sec, 0));
             row.push(fmt_grouped(r.lock_ops_per_sec.unwrap_or(0.0), 0));
@@ -190,4 +196,28 @@ pub fn render(records: &[BenchRecord]) -> String {
          \"contenders:\" count) and lock holders (lock + critical section + unlock)\n"
     });
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-t 4` with the default 2 groups and 2 holders runs 2 × (4 + 2) = 12 threads: the
+    /// warning counts them all, not the 8 contenders a record's `threads` counts.
+    #[test]
+    fn the_busy_warning_counts_holders_too() {
+        let shape = LockShape {
+            groups: 2,
+            holders: 2,
+            contenders: 4,
+        };
+        let w = busy_warning(shape, 2).unwrap();
+        assert!(
+            w.starts_with("12 threads (8 contenders, 4 holders) on 2 CPUs"),
+            "{w}"
+        );
+        // 12 threads on 10 CPUs are too many although the 8 contenders would fit.
+        assert!(busy_warning(shape, 10).is_some());
+        assert!(busy_warning(shape, 12).is_none());
+    }
 }

@@ -48,8 +48,12 @@ impl OutputArgs {
 /// the file that will be replaced; an existing device or FIFO (written in place, see
 /// [`crate::render::output::resolve_output`]) is only checked for write permission: it is
 /// neither opened (a FIFO's reader would see the probe's close as the end of the data)
-/// nor replaced. `what` names the flag in the message.
+/// nor replaced. `what` names the flag in the message; for `"plot"` the name must also
+/// say SVG ([`check_plot_name`]).
 pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
+    if what == "plot" {
+        check_plot_name(path)?;
+    }
     let fail = |reason: String| {
         CliError::Usage(format!(
             "cannot write {what} '{}': {reason}",
@@ -91,6 +95,27 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         return Err(fail(format!("'{}' is not a directory", dir.display())));
     }
     probe_dir(dir).map_err(fail)
+}
+
+/// `--plot` writes SVG only: a name with another extension (`x.png`, `x.pdf`) would hold
+/// SVG under a name that promises something else, so it is refused. A name without an
+/// extension is accepted (`/dev/stdout`, a FIFO, `plot`), and so is an existing device or
+/// FIFO of any name, which is written into as it is (docs/cli.md).
+pub fn check_plot_name(path: &Path) -> Result<(), CliError> {
+    let Some(ext) = path.extension() else {
+        return Ok(());
+    };
+    if ext.eq_ignore_ascii_case("svg") {
+        return Ok(());
+    }
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if special {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "--plot '{}': plots are written as SVG only; give a name ending in .svg",
+        path.display()
+    )))
 }
 
 /// Checks, before any work, that `dir` can be used as an output directory: it is a
@@ -205,14 +230,48 @@ pub fn hash_key(s: &str) -> Result<HashKey, String> {
 /// from A to B inclusive; both ends must be powers of two). With `allow_zero`, 0 may
 /// appear in a list (the `bench` convention for "global hash").
 pub fn pow2_list(s: &str, what: &str, allow_zero: bool) -> Result<Vec<u64>, CliError> {
+    pow2_list_max(s, what, allow_zero, 1 << 63)
+}
+
+/// [`pow2_list`] with an upper bound: a value above `max`, or too large for a 64-bit
+/// number at all, is refused as too large, naming `max` (not as "not a power of two").
+pub fn pow2_list_max(
+    s: &str,
+    what: &str,
+    allow_zero: bool,
+    max: u64,
+) -> Result<Vec<u64>, CliError> {
     let bad = |v: &str| {
         CliError::Usage(format!(
             "{what} '{v}' is not a power of two{}; use a list like 2,16,1024 or a range like 2..131072",
             if allow_zero { " or 0" } else { "" }
         ))
     };
+    let too_large = |v: &str| {
+        CliError::Usage(format!(
+            "{what} '{v}' is too large; at most {max}{}",
+            if max.is_power_of_two() {
+                format!(" (2^{})", max.trailing_zeros())
+            } else {
+                String::new()
+            }
+        ))
+    };
     let check = |v: &str| -> Result<u64, CliError> {
-        let n = parse_number(v).ok_or_else(|| bad(v))?;
+        let t = v.trim();
+        // Digits that overflow u64 are a number, only too large for one.
+        let digits = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) => !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit()),
+            None => !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit()),
+        };
+        let n = match parse_number(v) {
+            Some(n) => n,
+            None if digits => return Err(too_large(v)),
+            None => return Err(bad(v)),
+        };
+        if n > max {
+            return Err(too_large(v));
+        }
         if n.is_power_of_two() || (allow_zero && n == 0) {
             Ok(n)
         } else {
@@ -318,6 +377,26 @@ mod tests {
         assert!(pow2_list("0", "b", false).is_err());
         assert!(pow2_list("16..2", "b", false).is_err());
         assert!(pow2_list("", "b", false).is_err());
+        // Beyond the bound or beyond u64: too large, with the bound named.
+        for big in [
+            "99999999999999999999",
+            "0x100000000000000000",
+            "33554432",
+            "33554433",
+        ] {
+            let e = pow2_list_max(big, "bucket count", true, 1 << 24)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("'{big}' is too large; at most 16777216 (2^24)")),
+                "{e}"
+            );
+        }
+        let e = pow2_list("99999999999999999999", "b", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("too large"), "{e}");
+        assert!(pow2_list_max("2..33554432", "b", false, 1 << 24).is_err());
     }
 
     #[test]
@@ -340,6 +419,25 @@ mod tests {
         );
         assert!(check_output_dir(Path::new("/proc/x"), "report directory").is_err());
         assert!(check_output_dir(&dir.join("fh-new-dir/sub"), "report directory").is_ok());
+    }
+
+    #[test]
+    fn plot_names_must_say_svg() {
+        for ok in [
+            "p.svg",
+            "P.SVG",
+            "dir.png/p.Svg",
+            "plot",
+            "/dev/stdout",
+            "/dev/null",
+        ] {
+            assert!(check_plot_name(Path::new(ok)).is_ok(), "{ok}");
+        }
+        for bad in ["p.png", "p.PNG", "p.svg.gz", "p.pdf"] {
+            let e = check_plot_name(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{bad}'")) && e.contains(".svg"), "{e}");
+            assert!(check_output_path(Path::new(bad), "plot").is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! point. `--workload lock|noisy` go to [`crate::bench::contend`], `--compare` to
 //! [`crate::bench::compare`].
 
-use super::args::{self, algo_list, number, pow2_list};
+use super::args::{self, algo_list, number};
 use super::{CliError, OutputArgs};
 use crate::bench::contend;
 use crate::bench::options::{BackendChoice, BenchError, ContendSpec, ModelOptions};
@@ -195,15 +195,7 @@ fn plan(args: &BenchArgs) -> Result<Plan, CliError> {
     }
     let runtime = parse_runtime(&args.runtime)?;
     let buckets = match &args.buckets {
-        Some(s) => {
-            let list = pow2_list(s, "bucket count", true)?;
-            if let Some(&big) = list.iter().find(|&&b| b > MAX_SLOTS) {
-                return Err(CliError::Usage(format!(
-                    "bucket count '{big}' is too large; at most {MAX_SLOTS}"
-                )));
-            }
-            Some(list)
-        }
+        Some(s) => Some(args::pow2_list_max(s, "bucket count", true, MAX_SLOTS)?),
         None => None,
     };
     Ok(Plan {
@@ -368,7 +360,8 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     emit(&args, &plan, workload.as_str(), &result.measured)?;
     if result.interrupted {
-        return Err(CliError::Interrupted);
+        // The sweep's warning has said how many configurations were measured.
+        return Err(CliError::InterruptedReported);
     }
     Ok(())
 }

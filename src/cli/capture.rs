@@ -136,8 +136,9 @@ pub(super) fn run(a: CaptureArgs) -> Result<(), CliError> {
     );
     if s.reason == crate::capture::EndReason::Interrupted {
         // Interrupted: what was captured is written; exit as an interrupted program does
-        // (128 + SIGINT), like the other subcommands' interrupt handling.
-        return Err(CliError::Interrupted);
+        // (128 + SIGINT), like the other subcommands' interrupt handling. The summary line
+        // above has said so.
+        return Err(CliError::InterruptedReported);
     }
     Ok(())
 }

@@ -19,7 +19,9 @@ pub(super) struct CheckArgs {
     /// ignore w0).
     #[arg(long, value_name = "NAME")]
     algo: String,
-    /// Reference vectors: CSV rows key,hash (key in text form, hash 0x hex or decimal).
+    /// Reference vectors: CSV rows key,hash (key in text form, hash 0x hex or decimal), or
+    /// `hash --format csv` output (key,algo,hash: the rows of this hasher, else of the
+    /// file's only one).
     #[arg(long, value_name = "FILE")]
     vectors: Option<PathBuf>,
     /// Keys per workload in the distribution suite (default: each workload's own).
@@ -38,10 +40,12 @@ pub(super) struct CheckArgs {
 /// Whether a check failed, for the exit status.
 pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
     a.out.check()?;
-    let vectors = match &a.vectors {
-        Some(p) => read_vectors(p).map_err(CliError::usage)?,
-        None => Vec::new(),
-    };
+    let vectors = a
+        .vectors
+        .as_deref()
+        .map(read_vectors)
+        .transpose()
+        .map_err(CliError::usage)?;
     if let Some(k) = a.keys
         && !(64..=super::dist::MAX_KEYS).contains(&k)
     {
@@ -54,6 +58,10 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
         args::check_key_memory(k, args::DIST_BYTES_PER_KEY)?;
     }
     let hasher = args::one_algo(&a.algo, a.hash_key)?;
+    let vectors = match vectors {
+        Some(f) => f.for_hasher(hasher.name()).map_err(CliError::usage)?,
+        None => Vec::new(),
+    };
     let opts = CheckOptions {
         vectors,
         keys: a.keys.map(|k| k as usize),

@@ -124,12 +124,7 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if let Some(p) = &a.plot {
         args::check_output_path(p, "plot")?;
     }
-    let buckets = args::pow2_list(&a.buckets, "bucket count", false)?;
-    if let Some(&b) = buckets.iter().find(|&&b| b > MAX_BUCKETS) {
-        return Err(CliError::Usage(format!(
-            "bucket count '{b}' is too large; at most {MAX_BUCKETS} (2^24)"
-        )));
-    }
+    let buckets = args::pow2_list_max(&a.buckets, "bucket count", false, MAX_BUCKETS)?;
     let mut buckets_sorted = buckets.clone();
     buckets_sorted.sort_unstable();
     buckets_sorted.dedup();

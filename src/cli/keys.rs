@@ -88,6 +88,11 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
     let set = workload
         .generate(a.keys.map(|k| k as usize), a.seed)
         .map_err(CliError::usage)?;
+    // What the workload says of its keys (a trace's unparseable lines, a missing trailer),
+    // as `dist` and `sim` say it: the keys written may not be all the program used.
+    if let Some(note) = &set.note {
+        eprintln!("futexhash: {note}");
+    }
     let records: Vec<KeyRecord> = set.keys.iter().map(record).collect();
     let text = match a.format {
         KeysFormat::Csv => output::to_csv(&records).map_err(|e| e.to_string()),

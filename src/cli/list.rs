@@ -22,6 +22,9 @@ struct ListRecord<'a> {
 }
 
 pub(super) fn run(args: ListArgs) -> Result<(), CliError> {
+    // As every subcommand: an unwritable --output is named with its reason (a virtual file
+    // system, a missing directory) before anything is rendered.
+    args.out.check()?;
     let builtins = all_builtins(HashKey::DEFAULT);
     let records: Vec<ListRecord> = builtins
         .iter()

@@ -70,16 +70,37 @@ pub enum CliError {
     Usage(String),
     /// Something failed while running: exit 1.
     Runtime(String),
-    /// SIGINT/SIGTERM stopped the work after what was measured had been printed: exit
-    /// 130 (128 + SIGINT), as a shell reports an interrupted command.
+    /// SIGINT/SIGTERM stopped the work after what finished had been printed or written:
+    /// one line saying so on stderr ([`interrupted_line`]), exit 130 (128 + SIGINT), as a
+    /// shell reports an interrupted command.
     Interrupted,
+    /// As [`CliError::Interrupted`], when the subcommand has already said on stderr what the
+    /// interruption kept (bench's "n of m configurations measured", capture's summary).
+    InterruptedReported,
+}
+
+/// The line an interrupted subcommand prints when the results that finished were written
+/// (`kept`) or when nothing was, naming the signal the handlers recorded.
+pub(crate) fn interrupted_line(kept: bool) -> String {
+    let sig = match crate::bench::interrupt::signal() {
+        Some(libc::SIGINT) => "SIGINT",
+        Some(libc::SIGTERM) => "SIGTERM",
+        _ => "SIGINT or SIGTERM",
+    };
+    if kept {
+        format!(
+            "futexhash: interrupted ({sig}): stopped early; the results that finished are written"
+        )
+    } else {
+        format!("futexhash: interrupted ({sig}): nothing written")
+    }
 }
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Usage(s) | CliError::Runtime(s) => f.write_str(s),
-            CliError::Interrupted => f.write_str("interrupted"),
+            CliError::Interrupted | CliError::InterruptedReported => f.write_str("interrupted"),
         }
     }
 }
@@ -142,6 +163,12 @@ where
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
+            // A missing subcommand (bare `futexhash` or `futexhash attack`): clap's
+            // help with the subcommand list is the answer, not its first line.
+            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                return ExitCode::from(2);
+            }
             eprintln!(
                 "futexhash: error: {} (see --help)",
                 one_line(&e.render().to_string())
@@ -176,6 +203,10 @@ where
             eprintln!("futexhash: error: {msg}");
             ExitCode::from(1)
         }
-        Err(CliError::Interrupted) => ExitCode::from(130),
+        Err(CliError::Interrupted) => {
+            eprintln!("{}", interrupted_line(true));
+            ExitCode::from(130)
+        }
+        Err(CliError::InterruptedReported) => ExitCode::from(130),
     }
 }

@@ -88,7 +88,10 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
         while !crate::bench::interrupt::requested() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        abandon.abandon();
+        // Abandoned: the staging directory is gone and an earlier report in --out is as
+        // it was. Committed already: the report is in place.
+        let committed = abandon.abandon();
+        eprintln!("{}", super::interrupted_line(committed));
         std::process::exit(130);
     });
     let depth = if a.quick { Depth::Quick } else { Depth::Full };

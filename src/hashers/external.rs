@@ -80,6 +80,9 @@ pub enum ExternalError {
         path: PathBuf,
         /// The symbol looked up.
         symbol: String,
+        /// The C file the object was compiled from (`c:`), which the message names
+        /// instead of the cached object.
+        source: Option<PathBuf>,
     },
     /// The shared object is an ELF file for another machine.
     WrongArch {
@@ -144,7 +147,22 @@ impl fmt::Display for ExternalError {
                 "C hasher '{label}': '{}' is not a loadable shared object for this machine: {reason}",
                 path.display()
             ),
-            ExternalError::MissingSymbol { path, symbol } => write!(
+            ExternalError::MissingSymbol {
+                path,
+                symbol,
+                source: Some(src),
+            } => write!(
+                f,
+                "symbol '{symbol}' not found in '{}' (compiled to '{}'); name the function as c:{}:SYMBOL, and it must not be static",
+                src.display(),
+                path.display(),
+                src.display()
+            ),
+            ExternalError::MissingSymbol {
+                path,
+                symbol,
+                source: None,
+            } => write!(
                 f,
                 "symbol '{symbol}' not found in '{}' (name it as so:PATH:SYMBOL; it must be exported)",
                 path.display()
@@ -422,6 +440,7 @@ impl CHasher {
                 ExternalError::MissingSymbol {
                     path: path.to_path_buf(),
                     symbol: symbol.to_string(),
+                    source: None,
                 }
             })?
         };

@@ -1,6 +1,7 @@
 //! `jhash2`: Bob Jenkins' lookup3 `hashword()` as the kernel has it in
 //! `include/linux/jhash.h` (Linux 6.18; unchanged since v2.6.37), used by
-//! `kernel/futex/core.c: __futex_hash()` for both the global and the private hash.
+//! `kernel/futex/core.c` for the global hash (`__futex_hash()`, the whole key) and the
+//! private one (`__futex_hash_private()`, Linux 6.17+: the address word only).
 //!
 //! Written by hand because no crate offers lookup3's word form with the kernel's
 //! `JHASH_INITVAL` and seed handling bit-exactly.
@@ -94,7 +95,12 @@ impl KeyHasher for Jhash2 {
         "Jenkins lookup3 hashword, the kernel's futex hash"
     }
     fn source(&self) -> &'static str {
-        "include/linux/jhash.h; kernel/futex/core.c __futex_hash()"
+        // The global hash covers the whole key; the private hash (Linux 6.17+) only the
+        // address word, in its own function.
+        match self.scope {
+            Scope::Full => "include/linux/jhash.h; kernel/futex/core.c __futex_hash()",
+            Scope::Addr => "include/linux/jhash.h; kernel/futex/core.c __futex_hash_private()",
+        }
     }
     fn keyed(&self) -> bool {
         false

@@ -182,6 +182,17 @@ impl HasherSpec {
                 };
                 // SAFETY: forwarded from this function's contract.
                 let h = unsafe { external::CHasher::load(label, &so, symbol, *scope) }
+                    .map_err(|e| match e {
+                        // Name the file the user wrote, not the cached object.
+                        external::ExternalError::MissingSymbol {
+                            path: so, symbol, ..
+                        } if *compile => external::ExternalError::MissingSymbol {
+                            path: so,
+                            symbol,
+                            source: Some(path.clone()),
+                        },
+                        e => e,
+                    })
                     .map_err(HasherError::External)?;
                 Ok(std::sync::Arc::new(h))
             }

@@ -285,6 +285,19 @@ fn static_names_match_the_hashers_own_names() {
     }
 }
 
+/// The kernel hashes a private key in `__futex_hash_private()` (kernel/futex/core.c,
+/// Linux 6.17+: `jhash2(&key->private.address, 2, offset)`), the whole key in
+/// `__futex_hash()`: `list` names the function each scope reproduces.
+#[test]
+fn jhash2_sources_name_the_kernel_function_of_their_scope() {
+    assert!(named("jhash2").source().ends_with("__futex_hash()"));
+    assert!(
+        named("jhash2-addr")
+            .source()
+            .ends_with("__futex_hash_private()")
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

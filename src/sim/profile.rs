@@ -278,8 +278,25 @@ impl MachineProfile {
             )
         })?;
         p.validate()
+            .and_then(|()| p.check_hash_names())
             .map_err(|e| format!("profile '{}': {e}", path.display()))?;
         Ok(p)
+    }
+
+    /// Checks that every `[hash_ns]` name of a profile file is a built-in hasher: a typo
+    /// (`jhsah2`) would otherwise be ignored and the hasher timed here instead. Only files
+    /// are checked ([`MachineProfile::load`]): a run adds the measured costs of its `so:`
+    /// and `c:` hashers under their labels to the profile it uses, which
+    /// [`MachineProfile::validate`] must accept.
+    pub fn check_hash_names(&self) -> Result<(), String> {
+        let names = crate::hashers::all_names();
+        match self.hash_ns.keys().find(|k| !names.contains(&k.as_str())) {
+            Some(k) => Err(format!(
+                "[hash_ns] names '{k}', which is not a built-in hasher; valid: {}",
+                names.join(", ")
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The profile as TOML text.
@@ -448,6 +465,13 @@ mod tests {
         bad = p;
         bad.hash_ns.insert("crc32".into(), f64::NAN);
         assert!(bad.validate().unwrap_err().contains("crc32"));
+        // A name that is no built-in: refused in a file, with the valid names.
+        bad.hash_ns = [("jhsah2".to_string(), 3.0)].into();
+        bad.validate().unwrap();
+        let e = bad.check_hash_names().unwrap_err();
+        assert!(e.contains("'jhsah2'") && e.contains("jhash2-addr"), "{e}");
+        bad.hash_ns = [("jhash2-addr".to_string(), 3.0)].into();
+        bad.check_hash_names().unwrap();
         assert!(toml::from_str::<MachineProfile>("name='a'\ncpus=1").is_err());
         assert_eq!(
             parse_cpu_list("0-3,8,10-11\n"),

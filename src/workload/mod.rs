@@ -332,13 +332,14 @@ pub fn read_trace(path: &std::path::Path) -> Result<Recording, WorkloadError> {
         return Err(WorkloadError::TraceWithoutFutexCalls(path.to_path_buf()));
     }
     let mut note = format!(
-        "trace '{}': {} futex calls ({} futex2), {} distinct keys, {} process(es), {} unparseable line(s)",
+        "trace '{}': {} futex calls ({} futex2), {} distinct keys, {} process(es), {} unparseable line(s), {} word(s) without a key",
         path.display(),
         t.futex_calls,
         t.futex2_calls,
         t.keys.len(),
         t.processes,
-        t.unparseable
+        t.unparseable,
+        t.no_key
     );
     if let Some((line, why)) = &t.first_error {
         note.push_str(&format!(" (first at line {line}: {why})"));
@@ -813,11 +814,16 @@ mod tests {
             KeyWorkload::Trace(p.clone()).generate(None, 0),
             Err(WorkloadError::TraceWithoutFutexCalls(f)) if f == p
         ));
-        std::fs::write(&p, "junk\n1 futex(0x1000, FUTEX_WAKE_PRIVATE, 1) = 0\n").unwrap();
+        std::fs::write(
+            &p,
+            "junk\n1 futex(0x1000, FUTEX_WAKE_PRIVATE, 1) = 0\n1 futex(NULL, FUTEX_WAKE, 1) = -1 EFAULT\n",
+        )
+        .unwrap();
         let ks = KeyWorkload::Trace(p.clone()).generate(None, 0).unwrap();
         assert_eq!(ks.keys.len(), 1);
         let note = ks.note.unwrap();
         assert!(note.contains("1 unparseable"), "{note}");
+        assert!(note.contains("1 word(s) without a key"), "{note}");
         assert!(note.contains("first at line 1"), "{note}");
         let missing = KeyWorkload::Trace(dir.join("missing")).generate(None, 0);
         match missing {

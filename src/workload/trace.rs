@@ -10,7 +10,8 @@
 //! `anon:MM:UADDR` (kernel `get_futex_key()`, `kernel/futex/core.c`, v6.16: anonymous shared
 //! memory keys on `mm` and the address, like private keys, with `FUT_OFF_MMSHARED`).
 //! The requeue and wake-op operations name a second futex (`uaddr2`, the fifth argument); it
-//! is a key too.
+//! is a key too. A NULL word (`0x0` or `NULL`: `get_futex_key()` fails with EFAULT) gives no
+//! key and is counted, as in a capture file ([`super::capture`]).
 //!
 //! futex2 (`kernel/futex/syscalls.c`): `futex_waitv([{val=V, uaddr=0xA, flags=FUTEX_32|
 //! FUTEX_PRIVATE_FLAG}, ...], N, ...)` names one key per vector entry, each private or
@@ -203,10 +204,21 @@ fn return_value(line: &str) -> Option<u64> {
     parse_number(tok)
 }
 
+/// A futex address as strace prints it: a number, or `NULL` (0: a word without a key, as a
+/// capture's NULL word is).
+fn parse_addr(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if s == "NULL" {
+        Some(0)
+    } else {
+        parse_number(s)
+    }
+}
+
 fn parse_futex(args: &str) -> Result<TraceAction, ParseLineError> {
     let mut fields = args.split(',').map(str::trim);
     let uaddr_s = fields.next().unwrap_or("");
-    let uaddr = parse_number(uaddr_s).ok_or_else(|| err("futex address is not a number"))?;
+    let uaddr = parse_addr(uaddr_s).ok_or_else(|| err("futex address is not a number"))?;
     let op_field = fields.next().ok_or_else(|| err("futex call without op"))?;
     // The op may be cut by "<unfinished ...>" when the call has one argument shown.
     let op = op_field
@@ -237,9 +249,10 @@ fn parse_futex(args: &str) -> Result<TraceAction, ParseLineError> {
             | "FUTEX_WAIT_REQUEUE_PI"
     );
     let uaddr2 = if has_uaddr2 {
-        // futex(uaddr, op, val, val2/timeout, uaddr2, val3)
+        // futex(uaddr, op, val, val2/timeout, uaddr2, val3); a NULL uaddr2 is kept to be
+        // counted as a word without a key.
         let v = fields.nth(2).and_then(|s| s.split_whitespace().next());
-        v.and_then(parse_number).filter(|a| a & 3 == 0 && *a != 0)
+        v.and_then(parse_addr).filter(|a| a & 3 == 0)
     } else {
         None
     };
@@ -300,7 +313,7 @@ fn parse_waitv_vector(args: &str) -> Result<Vec<(u64, bool)>, ParseLineError> {
         let mut private = None;
         for field in entry.split(", ") {
             if let Some(v) = field.strip_prefix("uaddr=") {
-                uaddr = Some(parse_number(v.trim()).ok_or_else(|| err("uaddr= is not a number"))?);
+                uaddr = Some(parse_addr(v).ok_or_else(|| err("uaddr= is not a number"))?);
             } else if let Some(v) = field.strip_prefix("flags=") {
                 private = Some(flags_private(v)?);
             }
@@ -326,7 +339,7 @@ fn parse_futex2(name: &str, args: &str) -> Result<TraceAction, ParseLineError> {
             // futex_wake(uaddr, mask, nr, flags) / futex_wait(uaddr, val, mask, flags, ...)
             let fields: Vec<&str> = args.split(',').map(str::trim).collect();
             let uaddr =
-                parse_number(fields[0]).ok_or_else(|| err("futex address is not a number"))?;
+                parse_addr(fields[0]).ok_or_else(|| err("futex address is not a number"))?;
             let flags = fields
                 .get(3)
                 .map(|f| f.split([')', ' ']).next().unwrap_or(""))
@@ -371,6 +384,8 @@ pub struct TraceKeys {
     pub ops: Vec<TraceOp>,
     /// futex2 calls among [`TraceKeys::futex_calls`].
     pub futex2_calls: usize,
+    /// Futex words that give no key (NULL), left out as a capture file's are.
+    pub no_key: usize,
 }
 
 /// Turns strace output into distinct futex keys (see the module docs for the process model).
@@ -463,6 +478,11 @@ pub fn keys_from_strace(text: &str) -> TraceKeys {
                     };
                     let mut op_keys = Vec::with_capacity(words.len());
                     for (addr, private) in words {
+                        // NULL: the kernel's get_futex_key() refuses it (EFAULT), no key.
+                        if addr == 0 {
+                            out.no_key += 1;
+                            continue;
+                        }
                         let key = if private {
                             FutexKey::private(mm, addr)
                         } else {
@@ -474,6 +494,8 @@ pub fn keys_from_strace(text: &str) -> TraceKeys {
                                 (out.keys.len() - 1) as u32
                             });
                             op_keys.push(idx);
+                        } else {
+                            out.no_key += 1;
                         }
                     }
                     out.ops.push(TraceOp {
@@ -629,6 +651,24 @@ garbage
         assert!(t.ops[1].wake && !t.ops[2].wake && t.ops[3].wake);
         assert!(parse_strace_line("7 futex_waitv([], 0, 0, NULL, 0) = -1 EINVAL").is_err());
         assert!(parse_strace_line("7 futex_wake(0x1001, 0, 1, 0x82) = 0").is_err());
+    }
+
+    /// A NULL futex word (strace prints `0x0` or `NULL`; the call fails with EFAULT) gives
+    /// no key and is counted, as a capture file's NULL word is: neither a key at address 0
+    /// nor an unparseable line.
+    #[test]
+    fn null_words_give_no_key_and_are_counted() {
+        let t = keys_from_strace(
+            "1 futex(0x0, FUTEX_WAKE_PRIVATE, 1) = -1 EFAULT (Bad address)\n\
+             1 futex(NULL, FUTEX_WAIT_PRIVATE, 0, NULL) = -1 EFAULT (Bad address)\n\
+             1 futex_wake(NULL, 0xffffffff, 1, FUTEX2_SIZE_U32|FUTEX2_PRIVATE) = -1 EFAULT\n\
+             1 futex(0x1000, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1, NULL, 0) = -1 EFAULT\n\
+             1 futex(0x1000, FUTEX_WAKE_PRIVATE, 1) = 0\n",
+        );
+        assert_eq!(t.unparseable, 0, "{:?}", t.first_error);
+        assert_eq!(t.futex_calls, 5);
+        assert_eq!(t.no_key, 4);
+        assert_eq!(t.keys, [FutexKey::private(TRACE_MM_BASE, 0x1000).unwrap()]);
     }
 
     #[test]
