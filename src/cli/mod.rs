@@ -17,6 +17,7 @@ mod list;
 mod report;
 mod sim;
 mod sim_ab;
+mod sim_args;
 mod sim_calibrate;
 mod sim_trace;
 mod sim_validate;

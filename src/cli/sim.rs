@@ -4,6 +4,7 @@
 //! [`super::sim_validate`], the kernel A/B table [`super::sim_ab`] and trace replay
 //! [`super::sim_trace`].
 
+use super::sim_args::{LengthArgs, parse_threads, resolve_profile};
 use super::sim_calibrate::CalibrateArgs;
 use super::sim_validate::ValidateArgs;
 use super::{CliError, OutputArgs, args};
@@ -17,7 +18,7 @@ use crate::sim::request::{SimRequest, futexes_per_thread, timed_hash_costs};
 use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots};
 use crate::sim::uncertainty::ratio;
 use crate::sim::validate::MAX_SIM_BUCKETS;
-use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimLength, SimOp};
+use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimOp};
 use crate::throughput::record::{BenchRecord, sweep_table};
 use std::path::{Path, PathBuf};
 
@@ -122,33 +123,6 @@ enum SimWorkload {
 }
 
 #[derive(Debug, clap::Args)]
-pub(super) struct LengthArgs {
-    /// Operations per thread measured (after warm-up).
-    #[arg(long, value_name = "N", default_value = "1500", value_parser = args::number)]
-    ops: u64,
-    /// Operations per thread discarded as warm-up.
-    #[arg(long, value_name = "N", default_value = "200", value_parser = args::number)]
-    warmup: u64,
-}
-
-impl LengthArgs {
-    pub(super) fn length(&self) -> Result<SimLength, CliError> {
-        let to_u32 = |v: u64, what: &str| {
-            u32::try_from(v)
-                .ok()
-                .filter(|&v| v > 0 || what == "--warmup")
-                .ok_or_else(|| {
-                    CliError::Usage(format!("{what} {v} must be 1..=4294967295 operations"))
-                })
-        };
-        Ok(SimLength {
-            warmup_ops: to_u32(self.warmup, "--warmup")?,
-            measured_ops: to_u32(self.ops, "--ops")?,
-        })
-    }
-}
-
-#[derive(Debug, clap::Args)]
 struct SimRunArgs {
     /// Machine profile: a TOML file, or a name in data/machines/ (e.g. seed-256cpu).
     #[arg(long, value_name = "PROFILE", required = true)]
@@ -225,29 +199,6 @@ pub(super) fn run(a: SimArgs) -> Result<(), CliError> {
         Some(SimSub::Profile(p)) => run_profile(p),
         None => run_sim(a.run),
     }
-}
-
-/// A profile argument: an existing file, else a built-in profile ([`args::machine_profile`]).
-pub(super) fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
-    args::machine_profile(arg)
-}
-
-/// Most simulated threads (as `bench`).
-const MAX_SIM_THREADS: u64 = 16384;
-
-pub(super) fn parse_threads(s: &str) -> Result<Vec<usize>, CliError> {
-    s.split(',')
-        .map(|t| {
-            crate::key::parse_number(t)
-                .filter(|&n| (1..=MAX_SIM_THREADS).contains(&n))
-                .map(|n| n as usize)
-                .ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "thread count '{t}' must be a number in 1..={MAX_SIM_THREADS}"
-                    ))
-                })
-        })
-        .collect()
 }
 
 /// `-b`: powers of two (0 = global hash) up to 2^24, as `dist` and `bench`.

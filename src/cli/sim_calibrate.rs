@@ -1,7 +1,7 @@
 //! `futexhash sim calibrate`: fit a profile's free costs to measured rows of a CSV
 //! ([`crate::sim::request::CalibrationRequest`]) and write it.
 
-use super::sim::{LengthArgs, parse_threads, resolve_profile};
+use super::sim_args::{LengthArgs, parse_threads, resolve_profile};
 use super::{CliError, args};
 use crate::hashers::HashKey;
 use crate::sim::calibrate::Fitted;

@@ -2,7 +2,7 @@
 //! ([`crate::sim::validate`]), and its leave-one-table-out form (`--cv`), printed as cells,
 //! tables or the Markdown summary docs/sim.md quotes.
 
-use super::sim::{LengthArgs, resolve_profile};
+use super::sim_args::{LengthArgs, resolve_profile};
 use super::{CliError, OutputArgs};
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
