@@ -302,22 +302,18 @@ fn place<H: KeyHasher, M: KeyHasher + ?Sized>(
         .map(|&a| key(cfg.victim_mm, a))
         .collect();
     let budget = (n as u64 * cfg.buckets.max(cfg.slots) as u64 * 4).max(1 << 16);
-    let mut out = Vec::with_capacity(n);
-    let mut probes = 0u64;
-    match cfg.placement {
-        Placement::Blind => out.extend((0..n as u64).map(|i| ATTACKER_BASE + 4 * i)),
+    let attacker_bucket = |a: u64| attacker.bucket_id(&key(cfg.attacker_mm, a));
+    // The victim's buckets by the table's true routing.
+    let victim_buckets: Vec<(usize, usize)> = vkeys.iter().map(|k| victim.bucket_id(k)).collect();
+    let (mut out, probes) = match cfg.placement {
+        Placement::Blind => ((0..n as u64).map(|i| ATTACKER_BASE + 4 * i).collect(), 0),
         Placement::Control => {
             // Consecutive addresses, skipping any whose bucket (the table's true routing)
             // is one of the victim's.
-            let targets: Vec<(usize, usize)> = vkeys.iter().map(|k| victim.bucket_id(k)).collect();
-            let mut i = 0u64;
-            while out.len() < n && i < budget {
-                let a = ATTACKER_BASE + 4 * i;
-                i += 1;
-                if !targets.contains(&attacker.bucket_id(&key(cfg.attacker_mm, a))) {
-                    out.push(a);
-                }
-            }
+            let (out, _) = first_matching(n, budget, |a, _| {
+                !victim_buckets.contains(&attacker_bucket(a))
+            });
+            (out, 0)
         }
         Placement::Computed => {
             // The attacker's prediction: the global-table bucket under its model. Targets
@@ -325,30 +321,19 @@ fn place<H: KeyHasher, M: KeyHasher + ?Sized>(
             let mask = cfg.buckets as u32 - 1;
             let b = |mm: u64, a: u64| model.hash(&key(mm, a)) & mask;
             let targets: Vec<u32> = VICTIM_WORDS.iter().map(|&a| b(cfg.victim_mm, a)).collect();
-            let mut i = 0u64;
-            while out.len() < n && i < budget {
-                let a = ATTACKER_BASE + 4 * i;
-                i += 1;
-                if b(cfg.attacker_mm, a) == targets[out.len() % targets.len()] {
-                    out.push(a);
-                }
-            }
+            let (out, _) = first_matching(n, budget, |a, placed| {
+                b(cfg.attacker_mm, a) == targets[placed % targets.len()]
+            });
+            (out, 0)
         }
         Placement::Discovered => {
             // The channel's answer, one decision per probe: does this address's bucket hold
             // the victim's waiter (on either word)?
-            let targets: Vec<(usize, usize)> = vkeys.iter().map(|k| victim.bucket_id(k)).collect();
-            let mut i = 0u64;
-            while out.len() < n && probes < budget {
-                let a = ATTACKER_BASE + 4 * i;
-                i += 1;
-                probes += 1;
-                if targets.contains(&attacker.bucket_id(&key(cfg.attacker_mm, a))) {
-                    out.push(a);
-                }
-            }
+            first_matching(n, budget, |a, _| {
+                victim_buckets.contains(&attacker_bucket(a))
+            })
         }
-    }
+    };
     // Whatever could not be placed is parked at the next consecutive addresses.
     let mut j = 1u64 << 30;
     while out.len() < n {
@@ -356,6 +341,26 @@ fn place<H: KeyHasher, M: KeyHasher + ?Sized>(
         j += 1;
     }
     (out, probes)
+}
+
+/// The first `n` of the consecutive attacker addresses `ATTACKER_BASE + 4 i` that `keep`
+/// accepts (given the address and how many are kept so far), trying at most `budget`; and
+/// how many were tried.
+fn first_matching(
+    n: usize,
+    budget: u64,
+    mut keep: impl FnMut(u64, usize) -> bool,
+) -> (Vec<u64>, u64) {
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0u64;
+    while out.len() < n && i < budget {
+        let a = ATTACKER_BASE + 4 * i;
+        i += 1;
+        if keep(a, out.len()) {
+            out.push(a);
+        }
+    }
+    (out, i)
 }
 
 /// CPU time of the calling thread, seconds.
@@ -708,6 +713,20 @@ mod tests {
         }
     }
 
+    /// The global table of [`cfg`]: 64 buckets on one node.
+    fn global_64(h: Jhash2) -> GlobalTable<Jhash2, Aligned> {
+        GlobalTable::new(
+            h,
+            Geometry {
+                nodes: 1,
+                per_node: 64,
+                reduce: Reduce::Mask,
+                squash: false,
+            },
+        )
+        .unwrap()
+    }
+
     fn spec_bucket(mm: u64, a: u64, buckets: u32) -> u32 {
         let page = a & !0xfff;
         jhash2(
@@ -738,16 +757,7 @@ mod tests {
     fn placements_checked_against_the_spec_hash() {
         let h = Jhash2 { scope: Scope::Full };
         let c = cfg(AttackTable::Global, Placement::Computed);
-        let g = GlobalTable::<Jhash2, Aligned>::new(
-            h,
-            Geometry {
-                nodes: 1,
-                per_node: 64,
-                reduce: Reduce::Mask,
-                squash: false,
-            },
-        )
-        .unwrap();
+        let g = global_64(h);
         let side = Side::Global(&g);
         let (addrs, probes) = place(&c, &h, &side, &side);
         assert_eq!(probes, 0);
@@ -841,16 +851,7 @@ mod tests {
     fn the_control_shares_no_bucket_with_the_victim() {
         let h = Jhash2 { scope: Scope::Full };
         let c = cfg(AttackTable::Global, Placement::Control);
-        let g = GlobalTable::<Jhash2, Aligned>::new(
-            h,
-            Geometry {
-                nodes: 1,
-                per_node: 64,
-                reduce: Reduce::Mask,
-                squash: false,
-            },
-        )
-        .unwrap();
+        let g = global_64(h);
         let side = Side::Global(&g);
         let (addrs, _) = place(&c, &h, &side, &side);
         assert_eq!(addrs.len(), 32);

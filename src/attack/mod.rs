@@ -19,6 +19,8 @@
 //! - [`channel`]: the timing channel itself, measured with real threads on the model table.
 //! - [`flood`]: a victim's wait/wake throughput while an attacker parks waiters in its
 //!   buckets, measured with real threads on the model table.
+//! - [`records`]: the three run over every configuration asked for, one serialisable
+//!   record each (what `futexhash attack` prints).
 //!
 //! `docs/security.md` has the threat model and the measured figures.
 
@@ -26,3 +28,4 @@ pub mod channel;
 pub mod flood;
 pub mod leak;
 pub mod oracle;
+pub mod records;

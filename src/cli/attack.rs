@@ -1,17 +1,18 @@
 //! `futexhash attack leak|channel|flood` (docs/cli.md, "attack"; the library side
-//! is [`crate::attack`], user docs in `docs/security.md`).
+//! is [`crate::attack`], its loops over configurations [`crate::attack::records`], user
+//! docs in `docs/security.md`).
 
 use super::{CliError, OutputArgs, args};
-use crate::attack::channel::{self, ChannelConfig, Scenario};
-use crate::attack::flood::{self, FloodConfig, Placement, VictimWorkload};
-use crate::attack::leak::{self, LeakConfig};
-use crate::attack::oracle::{
-    AttackTable, BucketMap, CandidateSpace, DEFAULT_SPACE_BITS, MAX_SPACE_BITS,
+use crate::attack::channel::Scenario;
+use crate::attack::flood::{self, Placement, VictimWorkload};
+use crate::attack::oracle::{AttackTable, CandidateSpace, DEFAULT_SPACE_BITS, MAX_SPACE_BITS};
+use crate::attack::records::{
+    self, ChannelRecord, ChannelRequest, FloodRecord, FloodRequest, LeakRecord, LeakRequest,
+    REAL_SLOTS, TableSizes, drawn_key,
 };
 use crate::bench::interrupt;
-use crate::hashers::{HashKey, KeyHasher, Scope};
+use crate::hashers::HashKey;
 use crate::render::{Format, TextTable, output};
-use crate::rng::SplitMix64;
 use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
 use serde::Serialize;
 use std::time::Duration;
@@ -52,34 +53,17 @@ struct TableArgs {
     cpus: Option<u64>,
 }
 
-/// The tables and sizes, checked.
-struct Tables {
-    kinds: Vec<AttackTable>,
-    buckets: usize,
-    slots: usize,
-    cpus: usize,
-}
-
-impl Tables {
-    fn size(&self, t: AttackTable) -> usize {
-        match t {
-            AttackTable::Global => self.buckets,
-            AttackTable::Private => self.slots,
-        }
-    }
-
-    /// One sentence stating the table sizes.
-    fn describe(&self) -> String {
-        format!(
-            "global table {} buckets (kernel size for {} CPUs: roundup_pow_of_two(256 x {})), \
-             private table {} slots",
-            self.buckets, self.cpus, self.cpus, self.slots
-        )
-    }
+/// One sentence stating the table sizes.
+fn describe(t: &TableSizes) -> String {
+    format!(
+        "global table {} buckets (kernel size for {} CPUs: roundup_pow_of_two(256 x {})), \
+         private table {} slots",
+        t.buckets, t.cpus, t.cpus, t.slots
+    )
 }
 
 impl TableArgs {
-    fn check(&self) -> Result<Tables, CliError> {
+    fn check(&self) -> Result<TableSizes, CliError> {
         let mut kinds = Vec::new();
         for t in self.table.split(',').map(str::trim) {
             let k = match t {
@@ -118,7 +102,7 @@ impl TableArgs {
             Some(s) => pow2(s, "slots", 2)?,
             None => merged_default_slots(cpus, cpus, kernel_per_node_size(cpus, 1)),
         };
-        Ok(Tables {
+        Ok(TableSizes {
             kinds,
             buckets,
             slots,
@@ -157,40 +141,6 @@ struct LeakArgs {
     out: OutputArgs,
 }
 
-#[derive(Serialize)]
-struct LeakRecord {
-    algo: String,
-    table: &'static str,
-    /// The hasher the table used (the private table: the `-addr` form when there is one).
-    table_hasher: String,
-    buckets: usize,
-    candidate_space_bits: u32,
-    probes: u64,
-    collisions_observed: usize,
-    candidates_left: u64,
-    bits_leaked: f64,
-    mm_recovered: bool,
-    keyed: bool,
-    /// Keyed hashers: `none` (the attacker has no key and cannot test candidates), `other`
-    /// (it tests with a wrong key), `same` (it has the kernel's key); unkeyed: `n/a`.
-    attacker_key: &'static str,
-    stop: &'static str,
-    scans: u32,
-    mm: String,
-    mm_guess: String,
-    seconds: f64,
-    seed: u64,
-}
-
-/// The kernel's secret key drawn from the seed (a different stream from the mm draw).
-fn drawn_key(seed: u64) -> HashKey {
-    let mut r = SplitMix64::new(seed ^ 0x6b65_795f_6b65_795f);
-    HashKey {
-        k0: r.next_u64(),
-        k1: r.next_u64(),
-    }
-}
-
 fn render<T: Serialize>(
     out: &OutputArgs,
     records: &[T],
@@ -218,103 +168,19 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
     let space = CandidateSpace::direct_map(a.space_bits as u32).map_err(CliError::usage)?;
     let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
     let kernel = args::algo_list(&a.algo, kernel_key)?;
-    let attacker_key = a.attacker_key.unwrap_or(HashKey::DEFAULT);
-    let attacker = args::algo_list(&a.algo, attacker_key)?;
+    let attacker = args::algo_list(&a.algo, a.attacker_key.unwrap_or(HashKey::DEFAULT))?;
     a.out.check()?;
-    let base_cfg = LeakConfig {
+    let records = records::leak_records(&LeakRequest {
+        kernel: &kernel,
+        attacker: &attacker,
+        kernel_key,
+        attacker_key: a.attacker_key,
+        tables: &tables,
+        space,
+        seed: a.seed,
         max_probes: a.max_probes,
-        ..Default::default()
-    };
-    let mut records = Vec::new();
-    for (kh, ah) in kernel.iter().zip(&attacker) {
-        let cfg = LeakConfig {
-            can_test: !kh.keyed() || a.attacker_key.is_some(),
-            ..base_cfg
-        };
-        let key_state = match (kh.keyed(), a.attacker_key) {
-            (false, _) => "n/a",
-            (true, None) => "none",
-            (true, Some(k)) if k == kernel_key => "same",
-            (true, Some(_)) => "other",
-        };
-        for &t in &tables.kinds {
-            // The kernel's private table hashes the address word only (`jhash2-addr`): use
-            // the hasher's addr form when the registry has one; otherwise the key is hashed
-            // with mm = 0 (`BucketMap`), which leaves mm out all the same.
-            let addr_pair = match (t, kh.scope()) {
-                (AttackTable::Private, Scope::Full) => {
-                    let name = format!("{}-addr", kh.name());
-                    match (
-                        args::algo_list(&name, kernel_key),
-                        args::algo_list(&name, attacker_key),
-                    ) {
-                        (Ok(k), Ok(at)) => Some((k, at)),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            let (tk, ta) = match &addr_pair {
-                Some((k, at)) => (&k[0], &at[0]),
-                None => (kh, ah),
-            };
-            let size = tables.size(t);
-            let table = BucketMap::new(tk, t, size).expect("checked size");
-            let model = BucketMap::new(ta, t, size).expect("checked size");
-            let r = leak::run(table, &model, &space, a.seed, &cfg);
-            records.push(LeakRecord {
-                algo: kh.name().to_string(),
-                table: t.as_str(),
-                table_hasher: tk.name().to_string(),
-                buckets: size,
-                candidate_space_bits: space.bits,
-                probes: r.outcome.probes,
-                collisions_observed: r.outcome.observations.collided.len(),
-                candidates_left: r.outcome.candidates_left,
-                bits_leaked: (r.bits_leaked * 100.0).round() / 100.0,
-                mm_recovered: r.mm_recovered,
-                keyed: kh.keyed(),
-                attacker_key: key_state,
-                stop: r.outcome.stop.as_str(),
-                scans: r.outcome.scans,
-                mm: format!("{:#x}", r.secret),
-                mm_guess: r.outcome.guess.map_or(String::new(), |g| format!("{g:#x}")),
-                seconds: (r.seconds * 1000.0).round() / 1000.0,
-                seed: a.seed,
-            });
-        }
-    }
+    });
     render(&a.out, &records, || {
-        let mut t = TextTable::new([
-            "algo",
-            "table",
-            "buckets",
-            "probes",
-            "collisions",
-            "candidates left",
-            "bits leaked",
-            "mm recovered",
-            "stop",
-            "seconds",
-        ]);
-        for r in &records {
-            t.push(vec![
-                r.algo.clone(),
-                r.table.to_string(),
-                r.buckets.to_string(),
-                r.probes.to_string(),
-                r.collisions_observed.to_string(),
-                r.candidates_left.to_string(),
-                format!("{:.2}", r.bits_leaked),
-                if r.mm_recovered {
-                    r.mm_guess.clone()
-                } else {
-                    "no".into()
-                },
-                r.stop.to_string(),
-                format!("{:.2}", r.seconds),
-            ]);
-        }
         format!(
             "candidate space for mm: 2^{} values, {:#x} + {} x 64 bytes (direct map, no KASLR); \
              {}; secret mm drawn with seed {}; probes are timing decisions \
@@ -323,7 +189,7 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
             space.bits,
             space.base,
             space.len(),
-            tables.describe(),
+            describe(&tables),
             a.seed,
             if a.hash_key.is_some() {
                 "given"
@@ -335,9 +201,43 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
                 Some(k) if k == kernel_key => "has the kernel's key".to_string(),
                 Some(_) => "tests candidates with another key".to_string(),
             },
-            t.render()
+            leak_table(&records)
         )
     })
+}
+
+fn leak_table(records: &[LeakRecord]) -> String {
+    let mut t = TextTable::new([
+        "algo",
+        "table",
+        "buckets",
+        "probes",
+        "collisions",
+        "candidates left",
+        "bits leaked",
+        "mm recovered",
+        "stop",
+        "seconds",
+    ]);
+    for r in records {
+        t.push(vec![
+            r.algo.clone(),
+            r.table.to_string(),
+            r.buckets.to_string(),
+            r.probes.to_string(),
+            r.collisions_observed.to_string(),
+            r.candidates_left.to_string(),
+            format!("{:.2}", r.bits_leaked),
+            if r.mm_recovered {
+                r.mm_guess.clone()
+            } else {
+                "no".into()
+            },
+            r.stop.to_string(),
+            format!("{:.2}", r.seconds),
+        ]);
+    }
+    t.render()
 }
 
 pub(super) fn run(a: AttackArgs) -> Result<(), CliError> {
@@ -388,43 +288,6 @@ struct FloodArgs {
     #[command(flatten)]
     out: OutputArgs,
 }
-
-#[derive(Serialize)]
-struct FloodRecord {
-    algo: String,
-    table: &'static str,
-    buckets: usize,
-    attacker_keys: usize,
-    placement: &'static str,
-    victim_workload: &'static str,
-    victim_ops_per_sec: f64,
-    victim_ops_per_sec_alone: f64,
-    victim_slowdown: f64,
-    /// The control's `alone / control` slowdown (its waiters share no victim bucket).
-    control_slowdown: f64,
-    /// `exp(mean ln(control rate / attacked rate))`: the slowdown beyond the control's.
-    slowdown_vs_control: f64,
-    /// Sample sd of `ln(alone / control)` over the repetitions (none with one repetition).
-    null_sd: Option<f64>,
-    /// Whether `ln(slowdown_vs_control)` exceeds 4 null sd.
-    separable: bool,
-    /// `separable`, `not separable`, or `control` (the control row itself).
-    verdict: &'static str,
-    victim_slowdown_cpu: f64,
-    victim_wake_ns_p99: f64,
-    victim_wake_ns_p99_alone: f64,
-    keys_in_victim_buckets: usize,
-    placement_probes: u64,
-    keyed: bool,
-    /// Keyed hashers: whether the attacker's assumed key is the kernel's (`same`/`other`).
-    attacker_key: &'static str,
-    running_threads: usize,
-    parked_threads: usize,
-    cpus: usize,
-}
-
-/// Private futex hash slots this process asks the real kernel for during `flood`.
-const REAL_SLOTS: u64 = 8192;
 
 fn list<T: Copy + PartialEq>(
     s: &str,
@@ -500,154 +363,108 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     let kernel = args::algo_list(&a.algo, kernel_key)?;
     let attacker = args::algo_list(&a.algo, a.attacker_key)?;
     a.out.check()?;
-    let space = CandidateSpace::direct_map(DEFAULT_SPACE_BITS).map_err(CliError::usage)?;
-    let mut rng = SplitMix64::new(a.seed);
-    let victim_mm = space.draw(&mut rng);
-    let mut attacker_mm = space.draw(&mut rng);
-    while attacker_mm == victim_mm {
-        attacker_mm = space.draw(&mut rng);
-    }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // The model's waiters block for real (std's park is a futex(2) wait), so all the
-    // parked attacker threads sit in *this process's* real futex hash too, and the
-    // victim's real park/unpark would walk their chains. Give this process a real private
-    // hash large enough to keep those chains short (Linux 6.16+; best effort).
-    let real_slots = match crate::bench::kernel::set_slots(REAL_SLOTS) {
-        Ok(()) => crate::bench::kernel::get_slots().ok(),
-        Err(_) => None,
-    };
+    let (victim_mm, attacker_mm) = records::flood_mms(a.seed);
+    // The model's waiters block for real, so they sit in this process's real futex hash
+    // too: give it a private table large enough to keep those chains short.
+    let real_slots = records::switch_this_process_to_private_futex_hash(REAL_SLOTS);
     // SIGINT/SIGTERM: the configuration running finishes, the rest are skipped, what
     // finished is printed and written, and the exit status is 130 (as `bench`).
     interrupt::install();
-    let mut records = Vec::new();
-    'all: for (kh, ah) in kernel.iter().zip(&attacker) {
-        for &t in &tables.kinds {
-            for &workload in &workloads {
-                if interrupt::requested() {
-                    break 'all;
-                }
-                let cfg = FloodConfig {
-                    table: t,
-                    buckets: tables.buckets,
-                    slots: tables.slots,
-                    attacker_keys: a.attacker_keys as usize,
-                    placement: placements[0],
-                    workload,
-                    duration: Duration::from_millis(a.duration_ms),
-                    reps: a.reps as usize,
-                    victim_mm,
-                    attacker_mm,
-                };
-                let set = flood::run_set(kh, ah, &cfg, &placements)
-                    .map_err(|e| CliError::Runtime(e.to_string()))?;
-                let round = |x: f64, d: f64| (x * d).round() / d;
-                for j in set {
-                    let r = &j.result;
-                    records.push(FloodRecord {
-                        algo: kh.name().to_string(),
-                        table: t.as_str(),
-                        buckets: tables.size(t),
-                        attacker_keys: cfg.attacker_keys,
-                        placement: j.placement.as_str(),
-                        victim_workload: workload.as_str(),
-                        victim_ops_per_sec: r.victim_ops_per_sec.round(),
-                        victim_ops_per_sec_alone: r.victim_ops_per_sec_alone.round(),
-                        victim_slowdown: round(r.victim_slowdown, 1000.0),
-                        control_slowdown: round(j.control_slowdown, 1000.0),
-                        slowdown_vs_control: round(j.verdict.slowdown_vs_control, 1000.0),
-                        null_sd: Some(j.verdict.null_sd)
-                            .filter(|x| x.is_finite())
-                            .map(|x| round(x, 10000.0)),
-                        separable: j.verdict.separable,
-                        verdict: match (j.placement, j.verdict.separable) {
-                            (Placement::Control, _) => "control",
-                            (_, true) => "separable",
-                            (_, false) => "not separable",
-                        },
-                        victim_slowdown_cpu: round(r.victim_slowdown_cpu, 1000.0),
-                        victim_wake_ns_p99: r.victim_wake_ns_p99,
-                        victim_wake_ns_p99_alone: r.victim_wake_ns_p99_alone,
-                        keys_in_victim_buckets: r.keys_in_victim_buckets,
-                        placement_probes: r.placement_probes,
-                        keyed: kh.keyed(),
-                        attacker_key: match (kh.keyed(), kernel_key == a.attacker_key) {
-                            (false, _) => "n/a",
-                            (true, true) => "same",
-                            (true, false) => "other",
-                        },
-                        running_threads: r.running_threads,
-                        parked_threads: cfg.attacker_keys,
-                        cpus,
-                    });
-                }
-            }
-        }
-    }
+    let req = FloodRequest {
+        kernel: &kernel,
+        attacker: &attacker,
+        same_key: kernel_key == a.attacker_key,
+        tables: &tables,
+        placements: &placements,
+        workloads: &workloads,
+        attacker_keys: a.attacker_keys as usize,
+        duration: Duration::from_millis(a.duration_ms),
+        reps: a.reps as usize,
+        victim_mm,
+        attacker_mm,
+    };
+    let records = records::flood_records(&req, interrupt::requested)
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
     render(&a.out, &records, || {
-        // Seven columns: 94 wide with the longest hasher name (hash_long_old-addr); the
-        // rates, alone / attacked ratios, null sd, per CPU second figures and wake latencies
-        // are in the CSV and JSON records.
-        let mut t = TextTable::new([
-            "algo",
-            "table",
-            "placement",
-            "victim",
-            "shared",
-            "control",
-            "slowdown",
-        ]);
-        for r in &records {
-            t.push(vec![
-                r.algo.clone(),
-                r.table.to_string(),
-                r.placement.to_string(),
-                r.victim_workload.to_string(),
-                format!("{}/{}", r.keys_in_victim_buckets, r.attacker_keys),
-                format!("{:.2}x", r.control_slowdown),
-                match (r.verdict, r.separable) {
-                    ("control", _) => "-".to_string(),
-                    (_, true) => format!("{:.2}x", r.slowdown_vs_control),
-                    (_, false) => "not separable".to_string(),
-                },
-            ]);
-        }
-        let threads = if 2 > cpus {
-            format!(
-                "NOTE: 2 running victim threads exceed the {cpus} CPU(s): the figures include \
-                 the scheduler"
-            )
-        } else {
-            format!(
-                "2 victim threads run on {cpus} CPUs; the attacker's {} threads are parked \
-                 (not runnable)",
-                a.attacker_keys
-            )
-        };
-        let text = format!(
-            "model table, real threads; {}; victim mm {victim_mm:#x}, attacker mm \
-             {attacker_mm:#x} (seed {}); computed placement assumes both mm values known \
-             (the leak gives only the attacker's own); discovered placement needs neither mm \
-             nor key, only a table shared with the victim; {threads}; this process's real \
-             futex hash: {}. shared: attacker waiters in the victim's buckets; control: \
-             victim rate alone / with as many waiters that share no bucket with it, median of \
-             {} repetitions; slowdown: beyond the control, exp(mean ln(control rate / \
-             attacked rate)), shown only when that log exceeds 4 null sd (the sd over the \
-             repetitions of ln(alone / control), at least {}), else not separable",
-            tables.describe(),
-            a.seed,
-            match real_slots {
-                Some(n) => format!("{n} private slots (set so the parked threads' real futexes stay out of the victim's way)"),
-                None => "unchanged (no PR_FUTEX_HASH): the victim's real park/unpark may share chains with the parked threads".into(),
-            },
-            a.reps,
-            flood::MIN_NULL_SD,
-        );
-        format!("{}\n{}", wrap(&text, 100), t.render())
+        format!(
+            "{}\n{}",
+            wrap(&flood_header(&a, &req, real_slots), 100),
+            flood_table(&records)
+        )
     })?;
     if interrupt::requested() {
         return Err(CliError::Interrupted);
     }
     Ok(())
+}
+
+/// What the flood table's figures are, one paragraph.
+fn flood_header(a: &FloodArgs, req: &FloodRequest, real_slots: Option<u64>) -> String {
+    let cpus = records::available_cpus();
+    let threads = if 2 > cpus {
+        format!(
+            "NOTE: 2 running victim threads exceed the {cpus} CPU(s): the figures include \
+             the scheduler"
+        )
+    } else {
+        format!(
+            "2 victim threads run on {cpus} CPUs; the attacker's {} threads are parked \
+             (not runnable)",
+            a.attacker_keys
+        )
+    };
+    format!(
+        "model table, real threads; {}; victim mm {:#x}, attacker mm \
+         {:#x} (seed {}); computed placement assumes both mm values known \
+         (the leak gives only the attacker's own); discovered placement needs neither mm \
+         nor key, only a table shared with the victim; {threads}; this process's real \
+         futex hash: {}. shared: attacker waiters in the victim's buckets; control: \
+         victim rate alone / with as many waiters that share no bucket with it, median of \
+         {} repetitions; slowdown: beyond the control, exp(mean ln(control rate / \
+         attacked rate)), shown only when that log exceeds 4 null sd (the sd over the \
+         repetitions of ln(alone / control), at least {}), else not separable",
+        describe(req.tables),
+        req.victim_mm,
+        req.attacker_mm,
+        a.seed,
+        match real_slots {
+            Some(n) => format!("{n} private slots (set so the parked threads' real futexes stay out of the victim's way)"),
+            None => "unchanged (no PR_FUTEX_HASH): the victim's real park/unpark may share chains with the parked threads".into(),
+        },
+        a.reps,
+        flood::MIN_NULL_SD,
+    )
+}
+
+/// Seven columns: 94 wide with the longest hasher name (hash_long_old-addr); the rates,
+/// alone / attacked ratios, null sd, per CPU second figures and wake latencies are in the
+/// CSV and JSON records.
+fn flood_table(records: &[FloodRecord]) -> String {
+    let mut t = TextTable::new([
+        "algo",
+        "table",
+        "placement",
+        "victim",
+        "shared",
+        "control",
+        "slowdown",
+    ]);
+    for r in records {
+        t.push(vec![
+            r.algo.clone(),
+            r.table.to_string(),
+            r.placement.to_string(),
+            r.victim_workload.to_string(),
+            format!("{}/{}", r.keys_in_victim_buckets, r.attacker_keys),
+            format!("{:.2}x", r.control_slowdown),
+            match (r.verdict, r.separable) {
+                ("control", _) => "-".to_string(),
+                (_, true) => format!("{:.2}x", r.slowdown_vs_control),
+                (_, false) => "not separable".to_string(),
+            },
+        ]);
+    }
+    t.render()
 }
 
 #[derive(Debug, clap::Args)]
@@ -672,25 +489,6 @@ struct ChannelArgs {
     seed: u64,
     #[command(flatten)]
     out: OutputArgs,
-}
-
-#[derive(Serialize)]
-struct ChannelRecord {
-    backend: &'static str,
-    algo: String,
-    table: &'static str,
-    buckets: usize,
-    scenario: &'static str,
-    waiters: usize,
-    samples: usize,
-    same_bucket: bool,
-    hit_ns_median: f64,
-    miss_ns_median: f64,
-    auc: f64,
-    auc_control: f64,
-    separable: bool,
-    accuracy: f64,
-    probes_per_decision_99: Option<u64>,
 }
 
 fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
@@ -720,86 +518,57 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
     }
     let hashers = args::algo_list(&a.algo, drawn_key(a.seed))?;
     a.out.check()?;
-    let space = CandidateSpace::direct_map(DEFAULT_SPACE_BITS).map_err(CliError::usage)?;
-    let mut rng = SplitMix64::new(a.seed);
-    let victim_mm = space.draw(&mut rng);
-    let attacker_mm = space.draw(&mut rng);
-    let mut records = Vec::new();
-    for h in &hashers {
-        for &t in &tables.kinds {
-            for &scenario in &scenarios {
-                for &k in &waiters {
-                    let cfg = ChannelConfig {
-                        table: t,
-                        buckets: tables.buckets,
-                        slots: tables.slots,
-                        waiters: k,
-                        samples: a.samples as usize,
-                        scenario,
-                        victim_mm,
-                        attacker_mm,
-                    };
-                    let r = channel::run(h, &cfg).map_err(|e| CliError::Runtime(e.to_string()))?;
-                    let round = |x: f64| (x * 10000.0).round() / 10000.0;
-                    records.push(ChannelRecord {
-                        backend: "model",
-                        algo: h.name().to_string(),
-                        table: t.as_str(),
-                        buckets: tables.size(t),
-                        scenario: scenario.as_str(),
-                        waiters: k,
-                        samples: cfg.samples,
-                        same_bucket: r.same_bucket,
-                        hit_ns_median: r.hit_ns_median,
-                        miss_ns_median: r.miss_ns_median,
-                        auc: round(r.sep.auc),
-                        auc_control: round(r.auc_control),
-                        separable: r.sep.separable,
-                        accuracy: round(r.sep.accuracy),
-                        probes_per_decision_99: r.sep.probes_per_decision_99,
-                    });
-                }
-            }
-        }
-    }
+    let records = records::channel_records(&ChannelRequest {
+        hashers: &hashers,
+        tables: &tables,
+        scenarios: &scenarios,
+        waiters: &waiters,
+        samples: a.samples as usize,
+        seed: a.seed,
+    })
+    .map_err(|e| CliError::Runtime(e.to_string()))?;
     render(&a.out, &records, || {
-        let mut t = TextTable::new([
-            "algo",
-            "table",
-            "scenario",
-            "waiters",
-            "same bucket",
-            "hit ns (median)",
-            "miss ns (median)",
-            "AUC",
-            "AUC control",
-            "accuracy",
-            "probes per decision (99%)",
-        ]);
-        for r in &records {
-            t.push(vec![
-                r.algo.clone(),
-                r.table.to_string(),
-                r.scenario.to_string(),
-                r.waiters.to_string(),
-                if r.same_bucket { "yes" } else { "no" }.to_string(),
-                format!("{:.0}", r.hit_ns_median),
-                format!("{:.0}", r.miss_ns_median),
-                format!("{:.3}", r.auc),
-                format!("{:.3}", r.auc_control),
-                format!("{:.3}", r.accuracy),
-                r.probes_per_decision_99
-                    .map_or("not separable".to_string(), |n| n.to_string()),
-            ]);
-        }
         format!(
             "model table, real parked threads; {}; {} timed wakes per class, hit and miss \
              alternating, monotonic clock around each call (its cost is in both classes); \
              probes per decision: majority vote of independent samples at the held-out \
              single-sample accuracy; AUC control: the same probes with nobody parked\n{}",
-            tables.describe(),
+            describe(&tables),
             a.samples,
-            t.render()
+            channel_table(&records)
         )
     })
+}
+
+fn channel_table(records: &[ChannelRecord]) -> String {
+    let mut t = TextTable::new([
+        "algo",
+        "table",
+        "scenario",
+        "waiters",
+        "same bucket",
+        "hit ns (median)",
+        "miss ns (median)",
+        "AUC",
+        "AUC control",
+        "accuracy",
+        "probes per decision (99%)",
+    ]);
+    for r in records {
+        t.push(vec![
+            r.algo.clone(),
+            r.table.to_string(),
+            r.scenario.to_string(),
+            r.waiters.to_string(),
+            if r.same_bucket { "yes" } else { "no" }.to_string(),
+            format!("{:.0}", r.hit_ns_median),
+            format!("{:.0}", r.miss_ns_median),
+            format!("{:.3}", r.auc),
+            format!("{:.3}", r.auc_control),
+            format!("{:.3}", r.accuracy),
+            r.probes_per_decision_99
+                .map_or("not separable".to_string(), |n| n.to_string()),
+        ]);
+    }
+    t.render()
 }

@@ -17,7 +17,10 @@ mod list;
 mod report;
 mod sim;
 mod sim_ab;
+mod sim_args;
+mod sim_calibrate;
 mod sim_trace;
+mod sim_validate;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;

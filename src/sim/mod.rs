@@ -76,6 +76,7 @@ mod events;
 pub mod hashcost;
 pub mod kernel;
 pub mod profile;
+pub mod request;
 pub mod sweep;
 pub mod trace_replay;
 pub mod uncertainty;

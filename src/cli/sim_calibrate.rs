@@ -1,0 +1,130 @@
+//! `futexhash sim calibrate`: fit a profile's free costs to measured rows of a CSV
+//! ([`crate::sim::request::CalibrationRequest`]) and write it.
+
+use super::sim_args::{LengthArgs, parse_threads, resolve_profile};
+use super::{CliError, args};
+use crate::hashers::HashKey;
+use crate::sim::calibrate::Fitted;
+use crate::sim::request::{CalibrationRequest, MeasuredTable};
+use crate::sim::validate::seed_box_template;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub(super) struct CalibrateArgs {
+    /// Measured rows: CSV with a `buckets` column and one or more rate columns
+    /// (mean per-thread ops/sec, as perf prints it); bucket 0 = the global hash.
+    #[arg(long, value_name = "FILE.csv")]
+    from: PathBuf,
+    /// The data rows (0-based) to fit, at least two, e.g. 0,2 or 0,1,2,3.
+    #[arg(long, value_name = "I,J,...")]
+    rows: String,
+    /// Threads of the measurement.
+    #[arg(long, value_name = "T", value_parser = args::number)]
+    threads: u64,
+    /// CPUs of the machine.
+    #[arg(long, value_name = "C", value_parser = args::number)]
+    cpus: u64,
+    /// NUMA nodes of the machine.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = args::number)]
+    nodes: u64,
+    /// The threads ran pinned to this node only.
+    #[arg(long, value_name = "N", value_parser = args::number)]
+    node: Option<u64>,
+    /// Futex words per thread of the measurement.
+    #[arg(short = 'f', long, value_name = "N", default_value = "1024", value_parser = args::number)]
+    futexes: u64,
+    /// Which rate column [default: the first].
+    #[arg(long, value_name = "NAME")]
+    column: Option<String>,
+    /// Hasher the measured kernel used [default: from the column name, else jhash2].
+    #[arg(long, value_name = "NAME")]
+    algo: Option<String>,
+    /// Profile whose fixed costs (hold, line migration, remote/local ratio, hash costs)
+    /// are kept [default: the built-in two-socket template].
+    #[arg(long, value_name = "PROFILE")]
+    template: Option<String>,
+    /// Where to write the fitted profile (TOML, atomically).
+    #[arg(long, value_name = "PROFILE.toml")]
+    out: PathBuf,
+    #[command(flatten)]
+    len: LengthArgs,
+}
+
+fn row_list(s: &str) -> Result<Vec<usize>, CliError> {
+    let v: Vec<usize> = s
+        .split(',')
+        .map(|x| x.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| CliError::Usage(format!("--rows '{s}' must be row numbers like 0,2")))?;
+    let mut u = v.clone();
+    u.sort_unstable();
+    u.dedup();
+    if u.len() < 2 || u.len() != v.len() {
+        return Err(CliError::Usage(format!(
+            "--rows '{s}' must name at least two different rows, like 0,2"
+        )));
+    }
+    Ok(v)
+}
+
+pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
+    args::check_output_path(&c.out, "profile")?;
+    let rows = row_list(&c.rows)?;
+    let measured = MeasuredTable::read(&c.from, c.column.as_deref()).map_err(CliError::Usage)?;
+    let algo = c
+        .algo
+        .clone()
+        .unwrap_or_else(|| measured.hasher_name().to_string());
+    let hasher = args::one_algo(&algo, HashKey::DEFAULT)?;
+    if c.cpus == 0 || c.nodes == 0 || c.cpus % c.nodes != 0 || c.cpus > 65536 {
+        return Err(CliError::Usage(format!(
+            "--cpus {} must be a positive multiple of --nodes {} (at most 65536)",
+            c.cpus, c.nodes
+        )));
+    }
+    let threads = parse_threads(&c.threads.to_string())?[0];
+    let template = match &c.template {
+        Some(t) => resolve_profile(t)?,
+        None => seed_box_template(),
+    };
+    let done = CalibrationRequest {
+        measured,
+        rows,
+        threads,
+        cpus: c.cpus as u32,
+        nodes: c.nodes as u32,
+        node: c.node,
+        futexes: c.futexes,
+        template,
+        hasher: &hasher,
+        algo: &algo,
+        len: c.len.length()?,
+    }
+    .run()
+    .map_err(CliError::Usage)?;
+    crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes()).map_err(|e| {
+        CliError::Runtime(format!("cannot write profile '{}': {e}", c.out.display()))
+    })?;
+    let say = |what: &str, f: &Fitted| {
+        if f.determined {
+            format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)
+        } else {
+            format!(
+                "{what} not determined by these rows (halving or doubling it moves them by less than their noise); kept the template's {:.1} ns",
+                f.value
+            )
+        }
+    };
+    eprintln!(
+        "futexhash: fitted {}; {}; handoff_remote_ns = {:.1}; RMS residual {:.2}% over {} rows; hash cost {:.2} ns ({}); wrote {} (no hash costs: they are timed where the profile is used)",
+        say("outside_ns", &done.fit.outside),
+        say("handoff_local_ns", &done.fit.handoff),
+        done.profile.handoff_remote_ns,
+        done.fit.rms_residual * 100.0,
+        done.rows,
+        done.hash.ns,
+        done.hash.source.as_str(),
+        c.out.display()
+    );
+    Ok(())
+}

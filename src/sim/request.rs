@@ -1,0 +1,345 @@
+//! One `sim` or `sim calibrate` invocation as a value, so that the front end builds it from
+//! its flags and calls the library once: [`SimRequest`] is a sweep simulated under every
+//! configuration of the design axes (one per kernel preset), [`CalibrationRequest`] the
+//! fit of a template's free costs to measured rows of a CSV. The model itself is
+//! [`super::sweep`] and [`super::calibrate`]; this module only gathers their inputs and
+//! runs them in the order the front end promises (everything refused before anything is
+//! timed or simulated).
+
+use super::calibrate::{
+    Calibration, DEFAULT_NOISE, Observation, Scenario, calibrate, check_calibration,
+    global_hash_size,
+};
+use super::hashcost::{HashCost, hash_cost};
+use super::profile::MachineProfile;
+use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until};
+use super::validate::{PublishedTable, hasher_for_column, perf_keys_per_thread, read_published};
+use super::{Design, SimLength, SimOp};
+use crate::hashers::KeyHasher;
+use crate::workload::PERF_FUTEXES;
+use std::path::{Path, PathBuf};
+
+/// Futex words per thread as the simulated perf heap layout allows (1 ..= 1024).
+pub fn futexes_per_thread(f: u64) -> Result<usize, String> {
+    if (1..=PERF_FUTEXES as u64).contains(&f) {
+        Ok(f as usize)
+    } else {
+        Err(format!(
+            "futexes per thread '{f}' must be 1..={PERF_FUTEXES} for the simulated perf heap layout"
+        ))
+    }
+}
+
+/// A `sim` sweep on one profile, simulated once per configuration of the design axes.
+#[derive(Debug)]
+pub struct SimRequest<'a> {
+    /// The machine.
+    pub profile: &'a MachineProfile,
+    /// Threads, futexes, hashers, loop, node and length (the same for every configuration).
+    pub sweep: SimSweep,
+    /// One per kernel preset asked for, in order (or one without a preset); the first is
+    /// the base of an A/B comparison.
+    pub configs: Vec<SimOptions>,
+}
+
+impl SimRequest<'_> {
+    /// What the sweep would refuse under any of the configurations, checked before any
+    /// hash is timed.
+    pub fn check(&self) -> Result<(), String> {
+        for o in &self.configs {
+            check_sweep(self.profile, &self.sweep, o)?;
+        }
+        Ok(())
+    }
+
+    /// How many configurations [`Self::run_until`] simulates (its ticks), counted with the
+    /// first configuration's table sizes.
+    pub fn runs(&self) -> usize {
+        self.configs.len()
+            * self.sweep.threads.len()
+            * self.configs[0].slots.as_ref().map_or(0, Vec::len)
+            * self.sweep.hashers.len()
+    }
+
+    /// The first thread count above the CPUs the threads may run on, with that CPU count:
+    /// those threads share CPUs in time slices.
+    pub fn time_sliced(&self) -> Option<(usize, u32)> {
+        let p = self.profile;
+        let cpus = self
+            .sweep
+            .node
+            .map_or(p.cpus, |n| p.node_cpus(n).len() as u32);
+        self.sweep
+            .threads
+            .iter()
+            .find(|&&t| t > cpus as usize)
+            .map(|&t| (t, cpus))
+    }
+
+    /// The records of every configuration in turn; `tick` after each simulated
+    /// configuration. Once `stop` says so no further one starts, and what finished is
+    /// returned.
+    pub fn run_until(
+        &self,
+        tick: impl Fn() + Sync,
+        stop: impl Fn() -> bool + Sync,
+    ) -> Result<Vec<SimRecord>, String> {
+        let mut records = Vec::new();
+        for o in &self.configs {
+            if stop() {
+                break;
+            }
+            records.extend(run_sweep_until(self.profile, &self.sweep, o, &tick, &stop)?);
+        }
+        Ok(records)
+    }
+}
+
+/// The hashers whose cost the profile does not state, so that the sweep timed them here:
+/// `(name, ns)`, each hasher once, in record order.
+pub fn timed_hash_costs(records: &[SimRecord]) -> Vec<(&str, f64)> {
+    let mut out: Vec<(&str, f64)> = Vec::new();
+    for r in records.iter().filter(|r| r.hash_ns_source == "measured") {
+        if !out.iter().any(|(a, _)| *a == r.bench.algo) {
+            out.push((&r.bench.algo, r.hash_ns));
+        }
+    }
+    out
+}
+
+/// The measured rows `sim calibrate` fits: a CSV of the `data/published/` or `bench` form,
+/// the rate column chosen and each row's relative noise.
+#[derive(Clone, Debug)]
+pub struct MeasuredTable {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its rows.
+    pub table: PublishedTable,
+    /// The rate column used (index into `table.columns`).
+    pub column: usize,
+    /// Per row: the rate's relative noise.
+    pub noise: Vec<f64>,
+}
+
+impl MeasuredTable {
+    /// Reads `path` and picks the rate column named `column` (the first without a name).
+    pub fn read(path: &Path, column: Option<&str>) -> Result<Self, String> {
+        let table = read_published(path)?;
+        let column = match column {
+            None => 0,
+            Some(name) => table
+                .columns
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| {
+                    format!(
+                        "column '{name}' is not in '{}'; columns: {}",
+                        path.display(),
+                        table.columns.join(", ")
+                    )
+                })?,
+        };
+        let noise = read_noise(path, table.rows.len());
+        Ok(MeasuredTable {
+            path: path.to_path_buf(),
+            table,
+            column,
+            noise,
+        })
+    }
+
+    /// The hasher the measured kernel used as the column's name says it, else `jhash2`.
+    pub fn hasher_name(&self) -> &'static str {
+        hasher_for_column(&self.table.columns[self.column]).unwrap_or("jhash2")
+    }
+
+    /// Data row `i` (0-based) as an observation.
+    fn observation(&self, i: usize) -> Result<Observation, String> {
+        let (b, r) = self.table.rows.get(i).ok_or_else(|| {
+            format!(
+                "row {i} does not exist: '{}' has {} data rows (0-based)",
+                self.path.display(),
+                self.table.rows.len()
+            )
+        })?;
+        Ok(Observation {
+            buckets: *b,
+            ops_per_sec: r[self.column],
+            noise: self.noise[i],
+        })
+    }
+
+    /// The file's name, for the fitted profile's.
+    fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        )
+    }
+}
+
+/// Per data row, the relative noise of the rate: `stderr_pct / 100` from a bench CSV,
+/// else [`DEFAULT_NOISE`].
+fn read_noise(path: &Path, rows: usize) -> Vec<f64> {
+    let fallback = vec![DEFAULT_NOISE; rows];
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return fallback;
+    };
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let Some(header) = lines.next() else {
+        return fallback;
+    };
+    let Some(col) = header.split(',').position(|h| h.trim() == "stderr_pct") else {
+        return fallback;
+    };
+    let v: Vec<f64> = lines
+        .map(|l| {
+            l.split(',')
+                .nth(col)
+                .and_then(|x| x.trim().parse::<f64>().ok())
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map_or(DEFAULT_NOISE, |x| x / 100.0)
+        })
+        .collect();
+    if v.len() == rows { v } else { fallback }
+}
+
+/// A `sim calibrate`: fit `template`'s free costs to rows of a measurement of perf's
+/// failing-wait loop (global hash for bucket 0, aligned buckets, queued lock).
+pub struct CalibrationRequest<'a, H: ?Sized> {
+    /// The measurement.
+    pub measured: MeasuredTable,
+    /// Its data rows to fit (0-based, at least two).
+    pub rows: Vec<usize>,
+    /// Threads of the measurement.
+    pub threads: usize,
+    /// CPUs of the machine.
+    pub cpus: u32,
+    /// NUMA nodes of the machine.
+    pub nodes: u32,
+    /// The node the threads ran pinned to, if one.
+    pub node: Option<u64>,
+    /// Futex words per thread of the measurement.
+    pub futexes: u64,
+    /// The profile whose fixed costs are kept; its topology is replaced by `cpus`, `nodes`.
+    pub template: MachineProfile,
+    /// The hasher the measured kernel used.
+    pub hasher: &'a H,
+    /// Its name as asked for, for the fitted profile's name.
+    pub algo: &'a str,
+    /// Simulated operations per thread.
+    pub len: SimLength,
+}
+
+/// What a calibration gives.
+#[derive(Clone, Debug)]
+pub struct Calibrated {
+    /// The fit (its `profile` unnamed).
+    pub fit: Calibration,
+    /// The fitted profile, named after what it was fitted to.
+    pub profile: MachineProfile,
+    /// The hash cost the fit used.
+    pub hash: HashCost,
+    /// Rows fitted.
+    pub rows: usize,
+}
+
+impl<H: KeyHasher + ?Sized> std::fmt::Debug for CalibrationRequest<'_, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CalibrationRequest")
+            .field("measured", &self.measured)
+            .field("rows", &self.rows)
+            .field("threads", &self.threads)
+            .field("cpus", &self.cpus)
+            .field("nodes", &self.nodes)
+            .field("node", &self.node)
+            .field("futexes", &self.futexes)
+            .field("template", &self.template.name)
+            .field("hasher", &self.hasher.name())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
+    /// Everything refused first (the template on this topology, the node, the futexes, the
+    /// rows), then the hash cost (timed here unless the template states it), then the fit.
+    pub fn run(&self) -> Result<Calibrated, String> {
+        let template = self.machine()?;
+        let cpus: Vec<u32> = match self.node {
+            Some(n) if n >= u64::from(self.nodes) => {
+                return Err(format!(
+                    "--node {n} does not exist with --nodes {}",
+                    self.nodes
+                ));
+            }
+            Some(n) => template.node_cpus(n as u32),
+            None => (0..template.cpus).collect(),
+        };
+        let futexes = futexes_per_thread(self.futexes)?;
+        let scenario = Scenario {
+            keys_per_thread: perf_keys_per_thread(self.threads, futexes, 1)?,
+            cpus,
+            global_buckets: global_hash_size(template.cpus),
+            op: SimOp::WaitFail,
+            design: Design::default(),
+            global_nodes: 1,
+            mechanisms: Default::default(),
+        };
+        let obs: Vec<Observation> = self
+            .rows
+            .iter()
+            .map(|&i| self.measured.observation(i))
+            .collect::<Result<_, _>>()?;
+        check_calibration(&template, &scenario, &obs)?;
+        // The measured kernel's hash: the template's figure only if the template is this
+        // machine's; otherwise timed here.
+        let hash = hash_cost(&template, self.hasher)?;
+        let fit = calibrate(&template, &scenario, self.hasher, hash.ns, &obs, self.len)?;
+        let mut profile = fit.profile.clone();
+        profile.name = self.fitted_name();
+        Ok(Calibrated {
+            fit,
+            profile,
+            hash,
+            rows: obs.len(),
+        })
+    }
+
+    /// The template on the measured machine's topology, checked.
+    fn machine(&self) -> Result<MachineProfile, String> {
+        let mut template = self.template.clone();
+        if template.cpus != self.cpus || template.nodes != self.nodes {
+            // A different machine than the template's: keep its costs, take the topology
+            // from the request, without SMT unless the template's cores still divide.
+            template.cpus = self.cpus;
+            template.nodes = self.nodes;
+            if template.validate().is_err() {
+                template.threads_per_core = 1;
+            }
+        }
+        template.validate().map_err(|e| {
+            format!(
+                "template with --cpus {} --nodes {}: {e}",
+                self.cpus, self.nodes
+            )
+        })?;
+        Ok(template)
+    }
+
+    fn fitted_name(&self) -> String {
+        format!(
+            "{} CPUs, {} node(s): calibrated on rows {} ({} threads, {}) of {}",
+            self.cpus,
+            self.nodes,
+            self.rows
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            self.threads,
+            self.algo,
+            self.measured.file_name()
+        )
+    }
+}
