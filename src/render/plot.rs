@@ -100,6 +100,9 @@ pub struct Line {
     /// Empty, or one `(low, high)` per point: drawn as an error bar (e.g. min–max over
     /// repeated runs).
     pub spread: Vec<(f64, f64)>,
+    /// Empty, or one `(low, high)` of x per point: drawn as a horizontal error bar (a
+    /// measured cost on the x axis).
+    pub x_spread: Vec<(f64, f64)>,
     /// Draw the points only (a scatter of unrelated items), no connecting line.
     pub markers_only: bool,
 }
@@ -111,6 +114,7 @@ impl Line {
             name: name.into(),
             points,
             spread: Vec::new(),
+            x_spread: Vec::new(),
             markers_only: false,
         }
     }
@@ -331,7 +335,12 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
     let mut xs: Vec<f64> = p
         .lines
         .iter()
-        .flat_map(|l| l.points.iter().map(|pt| pt.0))
+        .flat_map(|l| {
+            l.points
+                .iter()
+                .map(|pt| pt.0)
+                .chain(l.x_spread.iter().flat_map(|s| [s.0, s.1]))
+        })
         .chain(p.band.iter().flat_map(|b| b.points.iter().map(|b| b.0)))
         .filter(|x| x_ok(*x))
         .collect();
@@ -476,6 +485,27 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
                         .map_err(to_io)?;
                 }
                 draw_markers(&mut chart, &pts, i, c)?;
+                for (&(_, y), &(lo, hi)) in line.points.iter().zip(&line.x_spread) {
+                    if !(y_ok(y) && x_ok(lo) && x_ok(hi)) {
+                        continue;
+                    }
+                    let (y, lo, hi) = (ty(y), tx(lo), tx(hi));
+                    let style = c.stroke_width(1);
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(lo, y), (hi, y)],
+                            style,
+                        )))
+                        .map_err(to_io)?;
+                    for end in [lo, hi] {
+                        chart
+                            .draw_series(std::iter::once(
+                                EmptyElement::at((end, y))
+                                    + PathElement::new(vec![(0, -4), (0, 4)], style),
+                            ))
+                            .map_err(to_io)?;
+                    }
+                }
                 for (&(x, _), &(lo, hi)) in line.points.iter().zip(&line.spread) {
                     if !(x_ok(x) && y_ok(lo) && y_ok(hi)) {
                         continue;
@@ -750,6 +780,7 @@ mod tests {
     fn band_and_error_bars_widen_the_y_range() {
         let p = Plot {
             lines: vec![Line {
+                x_spread: Vec::new(),
                 name: "a".into(),
                 points: vec![(1.0, 1.0), (2.0, 1.001)],
                 spread: vec![(0.999, 1.001), (1.0, 1.002)],

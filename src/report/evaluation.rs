@@ -536,6 +536,7 @@ pub fn throughput_section(
         }
         line_threads.push(r.threads);
         lines.push(Line {
+            x_spread: Vec::new(),
             markers_only: false,
             name,
             points: vec![(xmin, sp.median), (xmax, sp.median)],
@@ -562,6 +563,7 @@ pub fn throughput_section(
             })
             .collect();
         lines.push(Line {
+            x_spread: Vec::new(),
             markers_only: false,
             name,
             points: pts

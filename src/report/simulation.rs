@@ -174,6 +174,7 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
                 .filter(|(a, b, _)| *a == h.name() && *b > 0)
                 .collect();
             Line {
+                x_spread: Vec::new(),
                 name: match warn(h.name()) {
                     Some(_) => format!("{} (fails)", h.name()),
                     None => h.name().to_string(),
@@ -249,6 +250,7 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
                         .collect(),
                 ),
                 Line {
+                    x_spread: Vec::new(),
                     name: "fitted cells (calibration)".into(),
                     points: published
                         .iter()

@@ -337,6 +337,7 @@ pub fn alignment(
             }
         }
         lines.push(Line {
+            x_spread: Vec::new(),
             name: format!("this machine, {b} buckets"),
             points: pts,
             spread,

@@ -390,12 +390,13 @@ pub fn which_hash(
     }
     let plot = Plot {
         title: "hash cost against distribution quality (lower left is better)".into(),
-        x_label: "ns per hash (this machine, one core)".into(),
+        x_label: "ns per hash (this machine, one core; bars: range of the runs)".into(),
         y_label: "worst collisions ÷ random expectation".into(),
         lines: v
             .iter()
             .filter(|h| h.cost_ns.median.is_finite())
             .map(|h| Line {
+                x_spread: vec![(h.cost_ns.min, h.cost_ns.max)],
                 name: format!("{}{}", h.name, plot_flags(h)),
                 points: vec![(h.cost_ns.median, h.worst_ratio)],
                 spread: Vec::new(),
