@@ -513,6 +513,27 @@ pub fn throughput_section(
     for w in &warnings {
         let _ = writeln!(s.markdown, "\n> {w}");
     }
+    throughput_plot(ctx, &groups, dir, &mut s)?;
+    compare_sentence(figures, &mut s);
+    s.figures = json!({
+        "runs": groups.iter().map(|(r, sp)| json!({
+            "backend": r.backend, "algo": r.algo, "table": r.table, "buckets": r.buckets,
+            "threads": r.threads, "ops_per_sec": sp,
+        })).collect::<Vec<_>>(),
+        "compare": figures.figures,
+        "warnings": warnings,
+    });
+    Ok(s)
+}
+
+/// throughput.svg: every configuration's rate across the private sizes, the global table
+/// flat beside them, one panel per thread count.
+fn throughput_plot(
+    ctx: &Context,
+    groups: &[(BenchRecord, Spread)],
+    dir: &Path,
+    s: &mut Section,
+) -> Result<(), String> {
     // One panel per thread count, so each private curve is read against the global table
     // at the same threads.
     let mut lines: Vec<Line> = Vec::new();
@@ -547,7 +568,7 @@ pub fn throughput_section(
             },
         });
     }
-    for (r, _) in &groups {
+    for (r, _) in groups {
         if r.table == "global" {
             continue;
         }
@@ -602,7 +623,11 @@ pub fn throughput_section(
         lines,
         ..Plot::default()
     };
-    write_plot(dir, "throughput.svg", &plot, &mut s)?;
+    write_plot(dir, "throughput.svg", &plot, s)
+}
+
+/// The `bench --compare` figures as a table with their sentence.
+fn compare_sentence(figures: &crate::bench::compare::Figures, s: &mut Section) {
     let mut ft = TextTable::new([
         "figure",
         "A",
@@ -640,15 +665,6 @@ pub fn throughput_section(
         figures.figures.first().map_or(0, |f| f.reps),
         code_block(&ft.render_records(MAX_WIDTH))
     );
-    s.figures = json!({
-        "runs": groups.iter().map(|(r, sp)| json!({
-            "backend": r.backend, "algo": r.algo, "table": r.table, "buckets": r.buckets,
-            "threads": r.threads, "ops_per_sec": sp,
-        })).collect::<Vec<_>>(),
-        "compare": figures.figures,
-        "warnings": warnings,
-    });
-    Ok(s)
 }
 
 /// A compare median as a cell: integers with separators for rates and times, three

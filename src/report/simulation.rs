@@ -59,6 +59,51 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
         err.provenance(),
         code_block(&sim_table(ctx, &records, &warn).render_within(MAX_WIDTH, 1))
     );
+    interval_sentence(&records, &mut s);
+    let failing: Vec<String> = ctx
+        .hashers
+        .iter()
+        .filter_map(|h| warn(h.name()).map(|w| format!("{} {w}", h.name())))
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(
+            s.markdown,
+            "(F) = fails a distribution test on this run's keys: {}.",
+            failing.join("; ")
+        );
+    }
+    let ratios = ratios_to_jhash2(&records);
+    s.markdown
+        .push_str(&apart_sentence(ctx, &ratios, &warn, &err));
+    ratio_plot(ctx, &ratios, &warn, dir, &mut s)?;
+    validation_plot(ctx, dir, &mut s)?;
+    s.figures = json!({
+        "profile": ctx.seed_box.name,
+        "sim_error": err,
+        "rms_log_error": {
+            PUBLISHED_TABLES[0]: rms(PUBLISHED_TABLES[0]),
+            PUBLISHED_TABLES[1]: rms(PUBLISHED_TABLES[1]),
+            PUBLISHED_TABLES[2]: rms(PUBLISHED_TABLES[2]),
+        },
+        "predicted": records.iter().map(|r| json!({
+            "algo": r.bench.algo, "buckets": r.bench.buckets, "threads": r.bench.threads,
+            "ops_per_sec": r.bench.ops_per_sec, "ops_per_sec_lo": r.ops_per_sec_lo,
+            "ops_per_sec_hi": r.ops_per_sec_hi, "latency_ns_p99": r.bench.latency_ns_p99,
+        })).collect::<Vec<_>>(),
+        "ratio_to_jhash2": ratios.iter().map(|(a, b, r)| json!({
+            "algo": a, "buckets": b, "ratio": r.ratio, "lo": r.lo, "hi": r.hi,
+            "told_apart": r.told_apart,
+        })).collect::<Vec<_>>(),
+        "validation": ctx.validation.iter().map(|r| json!({
+            "table": r.table, "algo": r.algo, "buckets": r.buckets, "published": r.published,
+            "predicted": r.predicted, "fitted": r.fitted,
+        })).collect::<Vec<_>>(),
+    });
+    Ok(s)
+}
+
+/// The median cell's 80 % prediction interval, as a factor.
+fn interval_sentence(records: &[SimRecord], s: &mut Section) {
     let mut widths: Vec<f64> = records
         .iter()
         .filter(|r| r.ops_per_sec_lo > 0.0)
@@ -73,24 +118,21 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
              (`report.json`: `ops_per_sec_lo`, `ops_per_sec_hi`)."
         );
     }
-    let failing: Vec<String> = ctx
-        .hashers
-        .iter()
-        .filter_map(|h| warn(h.name()).map(|w| format!("{} {w}", h.name())))
-        .collect();
-    if !failing.is_empty() {
-        let _ = writeln!(
-            s.markdown,
-            "(F) = fails a distribution test on this run's keys: {}.",
-            failing.join("; ")
-        );
-    }
+}
+
+/// Which hashers the simulation sets apart from jhash2, or that it ranks none.
+fn apart_sentence(
+    ctx: &Context,
+    ratios: &[(String, u64, Ratio)],
+    warn: &dyn Fn(&str) -> Option<String>,
+    err: &super::context::SimError,
+) -> String {
+    let mut out = String::new();
     // Which hashers the simulation sets apart from jhash2: where the 80 % interval of
     // their ratio (replications with common random numbers) lies wholly beyond the
     // out-of-sample error. The interval alone is too narrow to rank hashers by: the
     // replications share every hash cost, so it leaves out how far each hasher's own
     // column can be off (`sim validate` on the eight-algorithm table, quoted per hasher).
-    let ratios = ratios_to_jhash2(&records);
     let tol = err.value;
     let beyond = |r: &Ratio| r.lo > 1.0 + tol || r.hi < 1.0 / (1.0 + tol);
     let pct = |x: f64| (x - 1.0) * 100.0;
@@ -130,14 +172,14 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
         .max_by(|a, b| (a.2.ratio.ln().abs()).total_cmp(&b.2.ratio.ln().abs()));
     if apart.is_empty() {
         let _ = write!(
-            s.markdown,
+            out,
             "\nNo hasher's rate ÷ jhash2's lies, with its 80 % interval, beyond the \
              simulator's {} out-of-sample error at any table size",
             err.pct()
         );
         if let Some((a, b, r)) = largest {
             let _ = write!(
-                s.markdown,
+                out,
                 " (the largest difference: {a} {:+.0} % at {b} slots, interval {:+.0} to \
                  {:+.0} %)",
                 pct(r.ratio),
@@ -145,10 +187,10 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
                 pct(r.hi)
             );
         }
-        let _ = writeln!(s.markdown, ", so the simulation ranks none of them.");
+        let _ = writeln!(out, ", so the simulation ranks none of them.");
     } else {
         let _ = writeln!(
-            s.markdown,
+            out,
             "\nThe simulation sets these apart from jhash2 (the 80 % interval of the ratio, \
              from the replications of this run, lies wholly beyond the {} out-of-sample \
              error; the largest such difference per hasher): {}. A ranking is claimed only \
@@ -158,13 +200,24 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
         );
         if locality {
             let _ = writeln!(
-                s.markdown,
+                out,
                 "\nA hasher that fails a distribution test and still comes out faster here \
                  is no candidate: {}.",
                 answers::PERF_LOCALITY
             );
         }
     }
+    out
+}
+
+/// sim-256cpu.svg: each hasher ÷ jhash2 with the 80 % interval of the ratio.
+fn ratio_plot(
+    ctx: &Context,
+    ratios: &[(String, u64, Ratio)],
+    warn: &dyn Fn(&str) -> Option<String>,
+    dir: &Path,
+    s: &mut Section,
+) -> Result<(), String> {
     let lines: Vec<Line> = ctx
         .hashers
         .iter()
@@ -202,8 +255,13 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
             lines,
             ..Plot::default()
         },
-        &mut s,
-    )?;
+        s,
+    )
+}
+
+/// sim-validation.svg: published vs simulated jhash2 column, fitted cells and the
+/// published runs' range.
+fn validation_plot(ctx: &Context, dir: &Path, s: &mut Section) -> Result<(), String> {
     // The published runs behind the 240-thread means, as the range each cell's runs span.
     let runs_band = crate::sim::validate::read_runs(&ctx.data_dir)
         .ok()
@@ -278,31 +336,8 @@ pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result
                 }),
             ..Plot::default()
         },
-        &mut s,
-    )?;
-    s.figures = json!({
-        "profile": ctx.seed_box.name,
-        "sim_error": err,
-        "rms_log_error": {
-            PUBLISHED_TABLES[0]: rms(PUBLISHED_TABLES[0]),
-            PUBLISHED_TABLES[1]: rms(PUBLISHED_TABLES[1]),
-            PUBLISHED_TABLES[2]: rms(PUBLISHED_TABLES[2]),
-        },
-        "predicted": records.iter().map(|r| json!({
-            "algo": r.bench.algo, "buckets": r.bench.buckets, "threads": r.bench.threads,
-            "ops_per_sec": r.bench.ops_per_sec, "ops_per_sec_lo": r.ops_per_sec_lo,
-            "ops_per_sec_hi": r.ops_per_sec_hi, "latency_ns_p99": r.bench.latency_ns_p99,
-        })).collect::<Vec<_>>(),
-        "ratio_to_jhash2": ratios.iter().map(|(a, b, r)| json!({
-            "algo": a, "buckets": b, "ratio": r.ratio, "lo": r.lo, "hi": r.hi,
-            "told_apart": r.told_apart,
-        })).collect::<Vec<_>>(),
-        "validation": ctx.validation.iter().map(|r| json!({
-            "table": r.table, "algo": r.algo, "buckets": r.buckets, "published": r.published,
-            "predicted": r.predicted, "fitted": r.fitted,
-        })).collect::<Vec<_>>(),
-    });
-    Ok(s)
+        s,
+    )
 }
 
 fn sim_table(

@@ -388,26 +388,7 @@ pub fn which_hash(
         a.evidence
             .push_str("\nAttack resistance: not evaluated (no hasher could be scored).\n");
     }
-    let plot = Plot {
-        title: "hash cost against distribution quality (lower left is better)".into(),
-        x_label: "ns per hash (this machine, one core; bars: range of the runs)".into(),
-        y_label: "worst collisions ÷ random expectation".into(),
-        lines: v
-            .iter()
-            .filter(|h| h.cost_ns.median.is_finite())
-            .map(|h| Line {
-                x_spread: vec![(h.cost_ns.min, h.cost_ns.max)],
-                name: format!("{}{}", h.name, plot_flags(h)),
-                points: vec![(h.cost_ns.median, h.worst_ratio)],
-                spread: Vec::new(),
-                markers_only: true,
-            })
-            .collect(),
-        y_scale: crate::render::plot::YScale::Linear,
-        reference: Some((1.0, "random = 1".into())),
-        ..Plot::default()
-    };
-    write_plot(dir, "answer-hashers.svg", &plot, &mut a)?;
+    hashers_plot(&v, dir, &mut a)?;
     a.commands = vec![
         "futexhash check --algo NAME".into(),
         "futexhash dist --workload perf --algo all".into(),
@@ -434,6 +415,31 @@ pub fn which_hash(
     );
     a.figures = json!({ "hashers": v, "kernel_op_ns": kernel_op_ns, "published_means": published });
     Ok((a, v))
+}
+
+/// answer-hashers.svg: each hasher's cost (with its runs' range) against its worst
+/// collisions ratio.
+fn hashers_plot(v: &[HashVerdict], dir: &Path, a: &mut Answer) -> Result<(), String> {
+    let plot = Plot {
+        title: "hash cost against distribution quality (lower left is better)".into(),
+        x_label: "ns per hash (this machine, one core; bars: range of the runs)".into(),
+        y_label: "worst collisions ÷ random expectation".into(),
+        lines: v
+            .iter()
+            .filter(|h| h.cost_ns.median.is_finite())
+            .map(|h| Line {
+                x_spread: vec![(h.cost_ns.min, h.cost_ns.max)],
+                name: format!("{}{}", h.name, plot_flags(h)),
+                points: vec![(h.cost_ns.median, h.worst_ratio)],
+                spread: Vec::new(),
+                markers_only: true,
+            })
+            .collect(),
+        y_scale: crate::render::plot::YScale::Linear,
+        reference: Some((1.0, "random = 1".into())),
+        ..Plot::default()
+    };
+    write_plot(dir, "answer-hashers.svg", &plot, a)
 }
 
 /// Mean throughput over rows ≥ 1024 slots per column of the published eight-algorithm
