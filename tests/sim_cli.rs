@@ -386,7 +386,22 @@ fn futex_numa_lock_test_separated_nodes_beat_one_bucket() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v[0]["workload"], "lock");
-        v[0]["ops_per_sec"].as_f64().unwrap()
+        let rate = v[0]["ops_per_sec"].as_f64().unwrap();
+        // Every sim record carries its 80 % interval; at the least it holds the CV model
+        // error, exp(±1.2816 × 0.133) (docs/sim.md: z of an 80 % interval times the
+        // quoted rms), whatever the replications add.
+        let lo = v[0]["ops_per_sec_lo"]
+            .as_f64()
+            .expect("lock record has ops_per_sec_lo");
+        let hi = v[0]["ops_per_sec_hi"]
+            .as_f64()
+            .expect("lock record has ops_per_sec_hi");
+        let least = (1.2816_f64 * 0.133).exp();
+        assert!(
+            lo * least <= rate * 1.0001 && rate * least <= hi * 1.0001,
+            "{lo} {rate} {hi}"
+        );
+        rate
     };
     let (split, shared) = (rate(&[]), rate(&["--same-node"]));
     assert!(split > 1.5 * shared, "{split} vs {shared}");

@@ -580,6 +580,27 @@ fn interval_tables(records: &[SimRecord]) -> String {
     s
 }
 
+/// CSV of a lock record: the bench columns, then the interval's (the csv crate cannot
+/// flatten a struct).
+fn lock_csv(rec: &BenchRecord, lo: f64, hi: f64) -> Result<String, CliError> {
+    let rt = |e: csv::Error| CliError::Runtime(e.to_string());
+    let base = output::to_csv(std::slice::from_ref(rec)).map_err(rt)?;
+    let mut rd = csv::Reader::from_reader(base.as_bytes());
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = rd.headers().map_err(rt)?.iter().map(String::from).collect();
+    header.extend(["ops_per_sec_lo", "ops_per_sec_hi"].map(String::from));
+    w.write_record(&header).map_err(rt)?;
+    for row in rd.records() {
+        let mut cells: Vec<String> = row.map_err(rt)?.iter().map(String::from).collect();
+        cells.extend([lo.to_string(), hi.to_string()]);
+        w.write_record(&cells).map_err(rt)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| CliError::Runtime(e.to_string()))
+}
+
 /// CSV of sim records: the bench columns, then the simulator's own.
 fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
     let rt = |e: csv::Error| CliError::Runtime(e.to_string());
@@ -630,6 +651,16 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
 
 /// `--workload lock`: one simulated futex_numa run, printed as futex_numa's
 /// "contenders:" line per node plus the record.
+/// A `--workload lock` JSON record: the bench fields and the 80 % interval of
+/// `ops_per_sec` (loops per contender per second), as every `sim` record carries.
+#[derive(serde::Serialize)]
+struct LockRecord {
+    #[serde(flatten)]
+    bench: BenchRecord,
+    ops_per_sec_lo: f64,
+    ops_per_sec_hi: f64,
+}
+
 fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
     // futex_numa squashes every node to one bucket: a bucket count has nothing to set.
     if let Some(b) = &a.buckets {
@@ -670,11 +701,16 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         },
         None => 10,
     };
-    let rec = crate::sim::sweep::run_lock_test(profile, contenders, a.same_node, a.len.length()?)
-        .map_err(CliError::Usage)?;
+    let (rec, (lo, hi)) = crate::sim::sweep::run_lock_test_interval(
+        profile,
+        contenders,
+        a.same_node,
+        a.len.length()?,
+    )
+    .map_err(CliError::Usage)?;
+    let per_node = |v: f64| (v * contenders as f64).round() as u64;
     let text = match a.out.format {
         Format::Table => {
-            let per_node = rec.ops_per_sec * contenders as f64;
             let mut s = format!(
                 "# simulated futex_numa on profile: {}
 # {} node(s) x {contenders} contenders, every node squashed to one bucket{}
@@ -690,14 +726,21 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
             // The nodes are symmetric in the model, so every node's line is the same.
             for node in 0..profile.nodes {
                 s.push_str(&format!(
-                    "node {node}: contenders: {} loops/sec\n",
-                    per_node.round() as u64
+                    "node {node}: contenders: {} loops/sec (80 % interval {}–{})\n",
+                    per_node(rec.ops_per_sec),
+                    per_node(lo),
+                    per_node(hi)
                 ));
             }
             s
         }
-        Format::Csv => output::to_csv(&[rec]).map_err(|e| CliError::Runtime(e.to_string()))?,
-        Format::Json => output::to_json(&[rec]).map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Csv => lock_csv(&rec, lo, hi)?,
+        Format::Json => output::to_json(&[LockRecord {
+            bench: rec,
+            ops_per_sec_lo: lo,
+            ops_per_sec_hi: hi,
+        }])
+        .map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     a.out.emit(&text)
 }

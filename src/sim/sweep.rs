@@ -538,6 +538,28 @@ pub fn run_lock_test_with(
     })
 }
 
+/// [`run_lock_test`] with its 80 % prediction interval `(lo, hi)` of `ops_per_sec`: the
+/// test run on each of the three replication profiles ([`replication_profiles`]: the
+/// calibration's spread), their log spread combined with the out-of-sample model error as
+/// every `sim` record's interval is ([`interval`]). The record is the first replication's,
+/// the figure [`run_lock_test`] gives.
+pub fn run_lock_test_interval(
+    profile: &MachineProfile,
+    contenders_per_node: usize,
+    same_node: bool,
+    len: SimLength,
+) -> Result<(BenchRecord, (f64, f64)), String> {
+    let unc = profile_uncertainty(profile);
+    let profiles = replication_profiles(profile, &unc.calibration);
+    let mut recs = Vec::with_capacity(profiles.len());
+    for p in &profiles {
+        recs.push(run_lock_test(p, contenders_per_node, same_node, len)?);
+    }
+    let rates: Vec<f64> = recs.iter().map(|r| r.ops_per_sec).collect();
+    let range = interval(rates[0], log_sd(&rates), unc.model_sd);
+    Ok((recs.swap_remove(0), range))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
