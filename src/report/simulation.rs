@@ -12,6 +12,7 @@ use super::context::{Context, Depth, PUBLISHED_TABLES};
 use super::section::{Section, code_block, write_plot};
 use crate::render::plot::{Band, Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::sim::sweep::SimRecord;
 use crate::sim::uncertainty::{Ratio, ratio};
 use serde_json::json;
@@ -33,7 +34,11 @@ fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
 
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
-pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result<Section, String> {
+pub fn simulation_section(
+    ctx: &Context,
+    dist: &[DistRun],
+    dir: &Path,
+) -> Result<Section, ReportError> {
     let records = sim_hasher_sweep(ctx)?;
     // A hasher that fails a distribution test is shown with the failure wherever it is
     // ranked, and never set apart as a gain without it.
@@ -332,7 +337,7 @@ fn sim_table(
 }
 
 /// The simulator call of the prediction section: every hasher at 240 threads.
-fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<SimRecord>, String> {
+fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<SimRecord>, ReportError> {
     use crate::sim::sweep::{SimOptions, SimSweep, run_sweep_with};
     let buckets: Vec<u64> = if ctx.depth == Depth::Quick {
         (1..=17).step_by(2).map(|k| 1u64 << k).collect()
@@ -349,7 +354,12 @@ fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<SimRecord>, String> {
         len: ctx.sim_len,
         seed: 1,
     };
-    run_sweep_with(&ctx.seed_box, &sweep, &SimOptions::default(), || {})
+    Ok(run_sweep_with(
+        &ctx.seed_box,
+        &sweep,
+        &SimOptions::default(),
+        || {},
+    )?)
 }
 
 /// Every record's rate ÷ jhash2's at the same size, with its 80 % interval from the

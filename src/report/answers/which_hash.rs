@@ -6,6 +6,7 @@ use super::*;
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::render::plot::{Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::report::spread::Spread;
 use crate::stats::{DistRecord, Verdict};
@@ -280,7 +281,7 @@ pub fn which_hash(
     dist: &[DistRun],
     kernel_op_ns: Option<Spread>,
     dir: &Path,
-) -> Result<(Answer, Vec<HashVerdict>), String> {
+) -> Result<(Answer, Vec<HashVerdict>), ReportError> {
     let published = published_algo_means(&ctx.data_dir)?;
     let v = hash_verdicts(
         &ctx.hashers,
@@ -437,7 +438,7 @@ pub fn which_hash(
 
 /// Mean throughput over rows ≥ 1024 slots per column of the published eight-algorithm
 /// table, by hasher name.
-pub fn published_algo_means(data_dir: &Path) -> Result<Vec<(String, f64)>, String> {
+pub fn published_algo_means(data_dir: &Path) -> Result<Vec<(String, f64)>, ReportError> {
     let t = crate::sim::validate::read_published(
         &data_dir.join(crate::report::context::PUBLISHED_TABLES[1]),
     )?;
