@@ -1,8 +1,7 @@
 //! What can go wrong in the simulator, by category: the caller asked for something the
 //! simulator cannot do ([`SimError::BadRequest`]), an input file is unreadable or malformed
 //! ([`SimError::Data`], [`SimError::Read`]), or this machine could not be read or timed
-//! ([`SimError::Machine`]). The CLI decides what each category means to the user (its exit
-//! status); the simulator knows none.
+//! ([`SimError::Machine`]). What each category means to the user is the CLI's to decide.
 
 use std::fmt;
 use std::path::PathBuf;
