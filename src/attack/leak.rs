@@ -111,8 +111,9 @@ impl Observations {
     }
 }
 
-/// Why the attacker stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why the attacker stopped; records and `report.json` carry it as [`Stop::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Stop {
     /// One candidate left.
     Recovered,
@@ -127,7 +128,7 @@ pub enum Stop {
 }
 
 impl Stop {
-    /// `recovered`, `refuted`, `no-progress` or `budget`.
+    /// `recovered`, `refuted`, `no-progress`, `budget` or `cannot-test`.
     pub fn as_str(self) -> &'static str {
         match self {
             Stop::Recovered => "recovered",
@@ -136,6 +137,12 @@ impl Stop {
             Stop::Budget => "budget",
             Stop::CannotTest => "cannot-test",
         }
+    }
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

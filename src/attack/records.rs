@@ -11,7 +11,7 @@
 
 use super::channel::{self, ChannelConfig, Scenario};
 use super::flood::{self, FloodConfig, Placement, VictimWorkload};
-use super::leak::{self, LeakConfig};
+use super::leak::{self, LeakConfig, Stop};
 use super::oracle::{AttackTable, BucketMap, CandidateSpace, DEFAULT_SPACE_BITS};
 use crate::hashers::{Builtin, HashKey, KeyHasher, Scope, SharedHasher};
 use crate::rng::SplitMix64;
@@ -126,7 +126,7 @@ pub struct LeakRecord {
     /// (it tests with a wrong key), `same` (it has the kernel's key); unkeyed: `n/a`.
     pub attacker_key: &'static str,
     /// Why the attack stopped.
-    pub stop: &'static str,
+    pub stop: Stop,
     /// Full scans of the candidate space.
     pub scans: u32,
     /// The secret `mm`.
@@ -204,7 +204,7 @@ pub fn leak_records(req: &LeakRequest) -> Vec<LeakRecord> {
                 mm_recovered: r.mm_recovered,
                 keyed: kh.keyed(),
                 attacker_key: key_state,
-                stop: r.outcome.stop.as_str(),
+                stop: r.outcome.stop,
                 scans: r.outcome.scans,
                 mm: format!("{:#x}", r.secret),
                 mm_guess: r.outcome.guess.map_or(String::new(), |g| format!("{g:#x}")),

@@ -3,7 +3,7 @@
 //! elapsed time are printed). [`install`] sets handlers that only record the signal (and
 //! pass it on to the kernel-backend children this process started); the runner polls
 //! [`requested`] while the workers run, stops them early, and the caller reports what was
-//! measured and exits with 128 + SIGINT = 130.
+//! measured (how the process then ends is the CLI's to decide).
 //!
 //! Children are registered with [`ChildGuard`]; a child also dies with this process
 //! through `PR_SET_PDEATHSIG` (set in [`super::child`]), so neither a signal to the parent

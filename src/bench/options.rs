@@ -83,8 +83,8 @@ pub fn model_spec(opts: &ModelOptions, algo: SharedHasher, buckets: Option<u64>)
     s
 }
 
-/// Why a benchmark could not run. `usage`: the request is wrong (the CLI exits 2);
-/// otherwise the machine failed (exit 1).
+/// Why a benchmark could not run. `usage`: the request is wrong; otherwise the machine
+/// failed. What each means to the user (an exit status) is the CLI's to decide.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BenchError {
     /// Caused by the request rather than the machine.

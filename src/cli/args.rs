@@ -350,11 +350,11 @@ pub fn machine_profile(arg: &str) -> Result<crate::sim::profile::MachineProfile,
     use crate::sim::profile::MachineProfile;
     let direct = PathBuf::from(arg);
     if direct.is_file() {
-        return MachineProfile::load(&direct).map_err(CliError::Usage);
+        return MachineProfile::load(&direct).map_err(CliError::from);
     }
     match crate::assets::profile_path(arg) {
         Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
-            .map_err(CliError::Usage),
+            .map_err(CliError::from),
         None => Err(CliError::Usage(format!(
             "profile '{arg}' is neither a file nor a built-in profile ({})",
             crate::assets::profile_names().join(", ")

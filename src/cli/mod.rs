@@ -108,6 +108,26 @@ impl fmt::Display for CliError {
     }
 }
 
+/// The simulator's input errors (the request, its tables and profiles) are the user's to
+/// fix: exit 2; this machine failing to be read or timed: exit 1.
+impl From<crate::sim::SimError> for CliError {
+    fn from(e: crate::sim::SimError) -> Self {
+        if e.is_input() {
+            CliError::Usage(e.to_string())
+        } else {
+            CliError::Runtime(e.to_string())
+        }
+    }
+}
+
+/// The report's input is checked before it starts: whatever stops it is a failure while
+/// running (exit 1).
+impl From<crate::report::ReportError> for CliError {
+    fn from(e: crate::report::ReportError) -> Self {
+        CliError::Runtime(e.to_string())
+    }
+}
+
 impl CliError {
     /// A usage error from anything printable.
     pub fn usage(msg: impl fmt::Display) -> Self {

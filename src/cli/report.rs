@@ -108,12 +108,10 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
     };
     let start = Instant::now();
     bar.set_message("hash cost and simulator calibration");
-    let ctx = Context::build(depth, a.repeat as usize, extra, profile, &data)
-        .map_err(CliError::Runtime)?;
+    let ctx = Context::build(depth, a.repeat as usize, extra, profile, &data)?;
     let report = evaluation::run(&ctx, staged.path(), &mut |name| {
         bar.set_message(name.to_string())
-    })
-    .map_err(CliError::Runtime)?;
+    })?;
     bar.finish_and_clear();
     let command = format!(
         "futexhash report{}{}{}{}",

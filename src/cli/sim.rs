@@ -243,11 +243,7 @@ fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
 fn kernel_list(a: &SimRunArgs) -> Result<Vec<Option<Kernel>>, CliError> {
     match a.kernel.as_deref() {
         None => Ok(vec![None]),
-        Some(s) => Ok(Kernel::parse_list(s)
-            .map_err(CliError::Usage)?
-            .into_iter()
-            .map(Some)
-            .collect()),
+        Some(s) => Ok(Kernel::parse_list(s)?.into_iter().map(Some).collect()),
     }
 }
 
@@ -282,7 +278,7 @@ fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result
             RefcountArg::Percpu => Refcount::PerCpu,
         };
     }
-    crate::sim::check_design(profile, &design).map_err(CliError::Usage)?;
+    crate::sim::check_design(profile, &design)?;
     Ok(design)
 }
 
@@ -376,7 +372,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     }
     let req = sim_request(&a, &profile, op)?;
     // Refused before the note below and before any hash is timed.
-    req.check().map_err(CliError::Usage)?;
+    req.check()?;
     if let Some((t, cpus_used)) = req.time_sliced() {
         eprintln!(
             "futexhash: note: {t} threads on {cpus_used} CPUs: threads sharing a CPU are time-sliced \
@@ -388,9 +384,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     // SIGINT/SIGTERM: no further configuration starts; those that finished are printed
     // and written, and the exit status is 130 (as `bench`).
     crate::bench::interrupt::install();
-    let records = req
-        .run_until(|| pb.inc(1), crate::bench::interrupt::requested)
-        .map_err(CliError::Usage)?;
+    let records = req.run_until(|| pb.inc(1), crate::bench::interrupt::requested)?;
     pb.finish_and_clear();
     for (algo, ns) in timed_hash_costs(&records) {
         eprintln!(
@@ -454,7 +448,7 @@ fn sim_request<'a>(
         .collect::<Result<_, _>>()?;
     let sweep = SimSweep {
         threads,
-        futexes: futexes_per_thread(a.futexes).map_err(CliError::Usage)?,
+        futexes: futexes_per_thread(a.futexes)?,
         buckets: Vec::new(),
         hashers: args::algo_list(&a.algo, HashKey::DEFAULT)?,
         op,
@@ -706,8 +700,7 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         contenders,
         a.same_node,
         a.len.length()?,
-    )
-    .map_err(CliError::Usage)?;
+    )?;
     let per_node = |v: f64| (v * contenders as f64).round() as u64;
     let text = match a.out.format {
         Format::Table => {
@@ -775,8 +768,7 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
         ));
     }
     args::check_output_path(&p.out, "profile")?;
-    let topo = crate::sim::profile::read_sysfs_topology(Path::new("/sys/devices/system"))
-        .map_err(CliError::Runtime)?;
+    let topo = crate::sim::profile::read_sysfs_topology(Path::new("/sys/devices/system"))?;
     let mut prof = MachineProfile::minimal(
         &format!(
             "this machine: {} CPUs, {} cores, {} node(s) (sysfs); costs are a template until `sim calibrate` fits them",
@@ -797,7 +789,7 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
     prof.line_miss_ns = 20.0;
     prof.ticket_spinner_ns = Some(20.0);
     for h in args::algo_list("seed", HashKey::DEFAULT)? {
-        let ns = crate::sim::hashcost::measure_hash_ns(&h).map_err(CliError::Runtime)?;
+        let ns = crate::sim::hashcost::measure_hash_ns(&h)?;
         prof.hash_ns
             .insert(h.name().to_string(), (ns * 1000.0).round() / 1000.0);
     }

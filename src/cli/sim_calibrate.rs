@@ -70,7 +70,7 @@ fn row_list(s: &str) -> Result<Vec<usize>, CliError> {
 pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
     args::check_output_path(&c.out, "profile")?;
     let rows = row_list(&c.rows)?;
-    let measured = MeasuredTable::read(&c.from, c.column.as_deref()).map_err(CliError::Usage)?;
+    let measured = MeasuredTable::read(&c.from, c.column.as_deref())?;
     let algo = c
         .algo
         .clone()
@@ -100,8 +100,7 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         algo: &algo,
         len: c.len.length()?,
     }
-    .run()
-    .map_err(CliError::Usage)?;
+    .run()?;
     crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes()).map_err(|e| {
         CliError::Runtime(format!("cannot write profile '{}': {e}", c.out.display()))
     })?;

@@ -95,8 +95,7 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                 global_buckets: a.global_buckets,
                 ..ReplayDesign::default()
             };
-            let mut r = replay_with_interval(profile, &rec, &name, h, b, a.think_scale, &rd)
-                .map_err(CliError::Usage)?;
+            let mut r = replay_with_interval(profile, &rec, &name, h, b, a.think_scale, &rd)?;
             r.warning = crate::stats::warning::tables_warning(
                 &**h,
                 &rec.keys,

@@ -78,7 +78,7 @@ pub(super) fn run(v: ValidateArgs) -> Result<(), CliError> {
         None => seed_box_template(),
     };
     let len = v.len.length()?;
-    let published_runs = read_runs(&data).map_err(CliError::Usage)?;
+    let published_runs = read_runs(&data)?;
     if v.ablate.is_some() && !v.cv {
         return Err(CliError::Usage(
             "--ablate applies to --cv only (the out-of-sample error is what it measures)".into(),
@@ -87,8 +87,7 @@ pub(super) fn run(v: ValidateArgs) -> Result<(), CliError> {
     if v.cv {
         return run_cv(&v, &data, &template, len);
     }
-    let (profile, old, results) =
-        validate_all(&data, &template, rows, len).map_err(CliError::Usage)?;
+    let (profile, old, results) = validate_all(&data, &template, rows, len)?;
     let runs = runs_line(
         published_runs
             .as_ref()
@@ -144,7 +143,7 @@ fn run_cv(
             v.rows
         )));
     }
-    let cv = validate_cv(data, template, len, mech).map_err(CliError::Usage)?;
+    let cv = validate_cv(data, template, len, mech)?;
     let text = if v.summary {
         cv_summary(&cv)
     } else {

@@ -10,6 +10,7 @@
 use super::spread::Spread;
 use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher};
 use crate::machine::MachineInfo;
+use crate::report::ReportError;
 use crate::sim::SimLength;
 use crate::sim::profile::MachineProfile;
 use crate::sim::validate::{
@@ -84,7 +85,7 @@ impl Context {
         extra: Vec<SharedHasher>,
         user_profile: Option<MachineProfile>,
         data_dir: &Path,
-    ) -> Result<Context, String> {
+    ) -> Result<Context, ReportError> {
         let mut hashers = seed_hashers();
         let mut extra_names = Vec::new();
         for h in extra {
@@ -238,11 +239,8 @@ pub fn measure_costs(
     hashers: &[SharedHasher],
     depth: Depth,
     runs: usize,
-) -> Result<Vec<HashCost>, String> {
-    let keys = KeyWorkload::Perf
-        .generate(Some(1 << 16), 7)
-        .map_err(|e| e.to_string())?
-        .keys;
+) -> Result<Vec<HashCost>, ReportError> {
+    let keys = KeyWorkload::Perf.generate(Some(1 << 16), 7)?.keys;
     let batches = if depth == Depth::Quick { 7 } else { 21 };
     let mut out = vec![0u32; keys.len()];
     let mut per_run: Vec<Vec<f64>> = vec![Vec::new(); hashers.len()];
@@ -272,8 +270,13 @@ pub fn measure_costs(
 }
 
 /// The seed thread's 256-CPU box fitted to two rows of the published 240-thread table.
-pub fn calibrated_seed_box(data_dir: &Path, len: SimLength) -> Result<MachineProfile, String> {
-    calibrate_seed_box(data_dir, &seed_box_template(), CALIBRATION_ROWS, len)
+pub fn calibrated_seed_box(data_dir: &Path, len: SimLength) -> Result<MachineProfile, ReportError> {
+    Ok(calibrate_seed_box(
+        data_dir,
+        &seed_box_template(),
+        CALIBRATION_ROWS,
+        len,
+    )?)
 }
 
 /// `profile` with this run's measured cost for every hasher it has no figure of its own

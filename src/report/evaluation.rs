@@ -19,6 +19,7 @@ use crate::hashers::KeyHasher;
 use crate::key::FutexKey;
 use crate::render::plot::{Band, Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
 use crate::throughput::record::BenchRecord;
 use crate::workload::KeyWorkload;
@@ -115,7 +116,7 @@ const DIST_ROWS: [u64; 9] = [16, 64, 256, 1024, 4096, 16384, 32768, 65536, 13107
 
 /// The distribution sweeps (every hasher of the context on `perf`, `aslr` and `pages`
 /// keys, mask reduction, 2..131072 buckets), verdicts assigned per workload.
-pub fn distribution_runs(ctx: &Context) -> Result<Vec<DistRun>, String> {
+pub fn distribution_runs(ctx: &Context) -> Result<Vec<DistRun>, ReportError> {
     let buckets: Vec<u64> = (1..=17).map(|k| 1u64 << k).collect();
     let mut out = Vec::new();
     for (workload, n) in [
@@ -130,17 +131,19 @@ pub fn distribution_runs(ctx: &Context) -> Result<Vec<DistRun>, String> {
         ),
         ("pages", Some(1 << 16)),
     ] {
-        let w: KeyWorkload = workload
-            .parse()
-            .map_err(|e: crate::workload::WorkloadError| e.to_string())?;
-        let keys: Vec<FutexKey> = w.generate(n, 1).map_err(|e| e.to_string())?.keys;
+        let w: KeyWorkload = workload.parse()?;
+        let keys: Vec<FutexKey> = w.generate(n, 1)?.keys;
         let mut cache = ExpectationCache::default();
         let mut records: Vec<DistRecord> = Vec::new();
         for h in &ctx.hashers {
-            records.extend(
-                sweep(h, workload, &keys, &buckets, &[Reduce::Mask], &mut cache)
-                    .map_err(|e| e.to_string())?,
-            );
+            records.extend(sweep(
+                h,
+                workload,
+                &keys,
+                &buckets,
+                &[Reduce::Mask],
+                &mut cache,
+            )?);
         }
         assign_verdicts(&mut records);
         out.push(DistRun {
@@ -180,7 +183,7 @@ pub fn distribution_section(
     ctx: &Context,
     runs: &[DistRun],
     dir: &Path,
-) -> Result<Section, String> {
+) -> Result<Section, ReportError> {
     let mut s = Section {
         key: "distribution".into(),
         ..Section::default()
@@ -425,7 +428,7 @@ pub fn throughput_section(
     ctx: &Context,
     figures: &crate::bench::compare::Figures,
     dir: &Path,
-) -> Result<Section, String> {
+) -> Result<Section, ReportError> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     use crate::hashers::{Builtin, HashKey};
     use std::time::Duration;
@@ -454,7 +457,7 @@ pub fn throughput_section(
     let mut runs = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     for _ in 0..ctx.repeat {
-        let result = sweep(&spec, &mut |_| {}).map_err(|e| e.to_string())?;
+        let result = sweep(&spec, &mut |_| {})?;
         for w in result.warnings.iter() {
             if !warnings.contains(w) {
                 warnings.push(w.clone());
@@ -533,7 +536,7 @@ fn throughput_plot(
     groups: &[(BenchRecord, Spread)],
     dir: &Path,
     s: &mut Section,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     // One panel per thread count, so each private curve is read against the global table
     // at the same threads.
     let mut lines: Vec<Line> = Vec::new();
@@ -716,7 +719,7 @@ impl Report {
 }
 
 /// Runs every section in order; `step` is told each step's name before it runs.
-pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Report, ReportError> {
     let runs = ctx.answer_runs();
     step("kernel futex cost");
     let kernel_op = answers::measure_kernel_op(ctx, runs);
@@ -741,8 +744,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
             1000
         }),
         1024,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let paired = compared
         .figures
         .iter()
@@ -760,7 +762,11 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
             decisions.push(answers::default_slots_decision(top, p.cpus, tol));
             decisions.push(answers::max_slots_decision(top, tol));
         }
-        None => return Err("no simulated slot curve for the 256-CPU box".into()),
+        None => {
+            return Err(ReportError::Missing(
+                "no simulated slot curve for the 256-CPU box",
+            ));
+        }
     }
     decisions.push(answers::alignment_decision(
         &seed003,

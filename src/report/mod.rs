@@ -11,8 +11,11 @@
 
 pub mod answers;
 pub mod context;
+mod error;
 pub mod evaluation;
 pub mod section;
 pub mod simulation;
 pub mod spread;
 pub mod staging;
+
+pub use error::ReportError;

@@ -2,6 +2,7 @@
 //! writers every section uses: a code block and a plot with its Markdown reference.
 
 use crate::render::plot::{Plot, plot_svg};
+use crate::report::ReportError;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,9 +32,12 @@ pub fn write_plot(
     file: &str,
     plot: &Plot,
     section: &mut Section,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let path = dir.join(file);
-    plot_svg(&path, plot).map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
+    plot_svg(&path, plot).map_err(|source| ReportError::Plot {
+        path: path.clone(),
+        source,
+    })?;
     let _ = writeln!(section.markdown, "\n![{}]({file})\n", plot.title);
     section.files.push(path);
     Ok(())

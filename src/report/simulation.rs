@@ -12,6 +12,7 @@ use super::context::{Context, Depth, PUBLISHED_TABLES};
 use super::section::{Section, code_block, write_plot};
 use crate::render::plot::{Band, Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::sim::sweep::SimRecord;
 use crate::sim::uncertainty::{Ratio, ratio};
 use serde_json::json;
@@ -33,7 +34,11 @@ fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
 
 /// The simulator's prediction of the seed thread's 240-thread table on its 256-CPU box,
 /// and the validation error against the published tables.
-pub fn simulation_section(ctx: &Context, dist: &[DistRun], dir: &Path) -> Result<Section, String> {
+pub fn simulation_section(
+    ctx: &Context,
+    dist: &[DistRun],
+    dir: &Path,
+) -> Result<Section, ReportError> {
     let records = sim_hasher_sweep(ctx)?;
     // A hasher that fails a distribution test is shown with the failure wherever it is
     // ranked, and never set apart as a gain without it.
@@ -217,7 +222,7 @@ fn ratio_plot(
     warn: &dyn Fn(&str) -> Option<String>,
     dir: &Path,
     s: &mut Section,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let lines: Vec<Line> = ctx
         .hashers
         .iter()
@@ -261,7 +266,7 @@ fn ratio_plot(
 
 /// sim-validation.svg: published vs simulated jhash2 column, fitted cells and the
 /// published runs' range.
-fn validation_plot(ctx: &Context, dir: &Path, s: &mut Section) -> Result<(), String> {
+fn validation_plot(ctx: &Context, dir: &Path, s: &mut Section) -> Result<(), ReportError> {
     // The published runs behind the 240-thread means, as the range each cell's runs span.
     let runs_band = crate::sim::validate::read_runs(&ctx.data_dir)
         .ok()
@@ -369,7 +374,7 @@ fn sim_table(
 }
 
 /// The simulator call of the prediction section: every hasher at 240 threads.
-fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<SimRecord>, String> {
+fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<SimRecord>, ReportError> {
     use crate::sim::sweep::{SimOptions, SimSweep, run_sweep_with};
     let buckets: Vec<u64> = if ctx.depth == Depth::Quick {
         (1..=17).step_by(2).map(|k| 1u64 << k).collect()
@@ -386,7 +391,12 @@ fn sim_hasher_sweep(ctx: &Context) -> Result<Vec<SimRecord>, String> {
         len: ctx.sim_len,
         seed: 1,
     };
-    run_sweep_with(&ctx.seed_box, &sweep, &SimOptions::default(), || {})
+    Ok(run_sweep_with(
+        &ctx.seed_box,
+        &sweep,
+        &SimOptions::default(),
+        || {},
+    )?)
 }
 
 /// Every record's rate ÷ jhash2's at the same size, with its 80 % interval from the

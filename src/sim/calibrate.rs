@@ -26,6 +26,7 @@ use super::{
 };
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, PAGE_SIZE};
+use crate::sim::SimError;
 
 /// Relative noise assumed for a row that does not state its own: perf printed ±0.3–0.9 %
 /// for the seed runs; 1 % also covers run-to-run drift.
@@ -220,20 +221,20 @@ pub fn check_calibration(
     template: &MachineProfile,
     scenario: &Scenario,
     rows: &[Observation],
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     template.validate()?;
     if rows.len() < 2 {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "calibration needs at least two rows, got {}",
             rows.len()
-        ));
+        )));
     }
     for o in rows {
         if !(o.ops_per_sec.is_finite() && o.ops_per_sec > 0.0) {
-            return Err(format!(
+            return Err(SimError::BadRequest(format!(
                 "row with {} buckets has no positive rate",
                 o.buckets
-            ));
+            )));
         }
     }
     let size = |o: &Observation| {
@@ -244,7 +245,9 @@ pub fn check_calibration(
         }
     };
     if rows.iter().all(|o| size(o) == size(&rows[0])) {
-        return Err("the calibration rows must have at least two different table sizes".into());
+        return Err(SimError::BadRequest(
+            "the calibration rows must have at least two different table sizes".into(),
+        ));
     }
     let threads = scenario.keys_per_thread.len().max(1) as f64;
     let cpus = scenario.cpus.len().max(1) as f64;
@@ -256,7 +259,7 @@ pub fn check_calibration(
         } else {
             (cpus * 1e9 / (o.ops_per_sec * template.hold_ns)).floor()
         };
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "{threads} threads on {cpus} CPUs cannot reach the row with {} buckets ({:.0} ops/sec per thread): each CPU would finish an operation every {:.3} ns, less than the template's hold_ns of {} ns alone; {}",
             o.buckets,
             o.ops_per_sec,
@@ -267,7 +270,7 @@ pub fn check_calibration(
             } else {
                 "not even one thread per CPU can".to_string()
             }
-        ));
+        )));
     }
     Ok(())
 }
@@ -506,7 +509,7 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     hash_ns: f64,
     rows: &[Observation],
     len: SimLength,
-) -> Result<Calibration, String> {
+) -> Result<Calibration, SimError> {
     check_calibration(template, scenario, rows)?;
     let fit = Fit::new(template, scenario, hasher, hash_ns, rows, len);
     // Start: the outside cost that gives the fastest row's rate with nobody waiting, and
@@ -524,13 +527,13 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     let (th, r) = fit.levenberg_marquardt(th);
     let [outside, handoff] = fit.fitted(th, &r);
     if !outside.determined && !handoff.determined {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "the rows do not determine outside_ns ({:.1} ± {:.1} ns) nor the hand-off ({:.1} ± {:.1} ns): their differences lie within the measurement noise",
             th[0].exp(),
             outside.sigma,
             th[1].exp(),
             handoff.sigma
-        ));
+        )));
     }
     let mut profile = with_params(template, outside.value, handoff.value);
     // If only one parameter is determined, refit it alone with the other fixed.
@@ -668,16 +671,22 @@ mod tests {
         // = 4000 ops/sec per thread.
         let sc = scenario(5000, 2);
         assert!(check_calibration(&t, &sc, &obs(3999.0)).is_ok());
-        let e = check_calibration(&t, &sc, &obs(4001.0)).unwrap_err();
+        let e = check_calibration(&t, &sc, &obs(4001.0))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("5000 threads on 2 CPUs") && e.contains("4001"),
             "{e}"
         );
         // The seed's 1,868,129 ops/sec: 2e9 / (1868129 x 100) = 10.7, so at most 10 threads.
-        let e = check_calibration(&t, &sc, &obs(1_868_129.0)).unwrap_err();
+        let e = check_calibration(&t, &sc, &obs(1_868_129.0))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at most 10 threads"), "{e}");
         // Above 1e9 / hold_ns = 1e7 per thread no thread count reaches it.
-        let e = check_calibration(&t, &scenario(1, 2), &obs(2e7)).unwrap_err();
+        let e = check_calibration(&t, &scenario(1, 2), &obs(2e7))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not even one thread per CPU"), "{e}");
         assert!(check_calibration(&t, &scenario(1, 2), &obs(0.99e7)).is_ok());
     }

@@ -10,6 +10,7 @@
 
 use super::profile::MachineProfile;
 use crate::hashers::KeyHasher;
+use crate::sim::SimError;
 use crate::workload::KeyWorkload;
 use std::time::Instant;
 
@@ -51,10 +52,10 @@ pub struct HashCost {
 
 /// Times `hasher` here: lower-quartile ns per key over [`BATCHES`] batches of
 /// [`BATCH_KEYS`] `perf` keys, at least [`MIN_HASH_NS`].
-pub fn measure_hash_ns<H: KeyHasher + ?Sized>(hasher: &H) -> Result<f64, String> {
+pub fn measure_hash_ns<H: KeyHasher + ?Sized>(hasher: &H) -> Result<f64, SimError> {
     let keys = KeyWorkload::Perf
         .generate(Some(BATCH_KEYS), 7)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| SimError::Machine(e.to_string()))?
         .keys;
     let mut out = vec![0u32; keys.len()];
     // One untimed batch: page in the keys and the code.
@@ -75,7 +76,7 @@ pub fn measure_hash_ns<H: KeyHasher + ?Sized>(hasher: &H) -> Result<f64, String>
 pub fn hash_cost<H: KeyHasher + ?Sized>(
     profile: &MachineProfile,
     hasher: &H,
-) -> Result<HashCost, String> {
+) -> Result<HashCost, SimError> {
     match profile.hash_cost(hasher.name()) {
         Some(ns) => Ok(HashCost {
             ns,

@@ -63,6 +63,7 @@
 use super::bucket_line::{self, Layout};
 use super::calibrate::global_hash_size;
 use super::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount};
+use crate::sim::SimError;
 
 /// A kernel version whose futex hash design the simulator knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,25 +130,25 @@ impl Kernel {
     }
 
     /// Parses one `--kernel` name.
-    pub fn parse(s: &str) -> Result<Kernel, String> {
+    pub fn parse(s: &str) -> Result<Kernel, SimError> {
         ALL.iter().copied().find(|k| k.name() == s).ok_or_else(|| {
-            format!(
+            SimError::BadRequest(format!(
                 "unknown kernel preset '{s}'; known: {}",
                 ALL.map(Kernel::name).join(", ")
-            )
+            ))
         })
     }
 
     /// Parses a `--kernel` comma list (no repeats).
-    pub fn parse_list(s: &str) -> Result<Vec<Kernel>, String> {
+    pub fn parse_list(s: &str) -> Result<Vec<Kernel>, SimError> {
         let mut v: Vec<Kernel> = Vec::new();
         for part in s.split(',') {
             let k = Kernel::parse(part.trim())?;
             if v.contains(&k) {
-                return Err(format!(
+                return Err(SimError::BadRequest(format!(
                     "kernel preset '{}' is listed twice in '{s}'",
                     k.name()
-                ));
+                )));
             }
             v.push(k);
         }
@@ -322,7 +323,12 @@ mod tests {
         assert_eq!(Kernel::V6_18.design(), Kernel::V6_17.design());
         assert!(Kernel::V6_18.loads_priv() && !Kernel::V7_2.loads_priv());
         assert_eq!(Kernel::V7_3.design(), Kernel::V7_2.design());
-        assert!(Kernel::parse("5.0").unwrap_err().contains("6.16-rc"));
+        assert!(
+            Kernel::parse("5.0")
+                .unwrap_err()
+                .to_string()
+                .contains("6.16-rc")
+        );
         assert!(!Kernel::V6_15.has_private_hash());
         assert!(Kernel::V6_17.has_private_hash() && Kernel::V7_3.has_private_hash());
     }
@@ -330,7 +336,7 @@ mod tests {
     #[test]
     fn every_preset_cites_a_commit_and_names_parse_back() {
         for k in ALL {
-            assert_eq!(Kernel::parse(k.name()), Ok(k));
+            assert_eq!(Kernel::parse(k.name()).unwrap(), k);
             assert!(!k.commits().is_empty(), "{k:?}");
             for c in k.commits() {
                 assert!(c.verified == "read" || c.verified == "issue", "{c:?}");
@@ -344,6 +350,7 @@ mod tests {
         assert!(
             Kernel::parse_list("6.18,6.18")
                 .unwrap_err()
+                .to_string()
                 .contains("twice")
         );
         assert!(Kernel::parse_list("6.18,").is_err());

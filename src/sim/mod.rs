@@ -72,6 +72,7 @@ pub mod bucket_line;
 pub mod calibrate;
 pub mod cost;
 pub mod engine;
+mod error;
 mod events;
 pub mod hashcost;
 pub mod kernel;
@@ -84,6 +85,7 @@ pub mod validate;
 
 pub use cost::Mechanisms;
 pub use engine::simulate;
+pub use error::SimError;
 use profile::MachineProfile;
 
 /// Which loop the simulated threads run.
@@ -287,7 +289,7 @@ pub fn check_clock(
     threads: usize,
     hash_ns: f64,
     len: SimLength,
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     let t = threads.max(1) as f64;
     let per_op_ns = m.outside_ns
         + m.hold_ns
@@ -309,11 +311,11 @@ pub fn check_clock(
     if bound_ps < limit_ps {
         Ok(())
     } else {
-        Err(format!(
+        Err(SimError::BadRequest(format!(
             "{threads} threads on this profile could simulate up to {:.3e} s, beyond the simulator's clock ({:.0} s at that thread count): lower the profile's costs (per operation up to {per_op_ns:.3e} ns) or the threads",
             bound_ps / 1e12,
             limit_ps / 1e12
-        ))
+        )))
     }
 }
 
@@ -323,18 +325,18 @@ pub fn round_robin_cpus(threads: usize, cpus: &[u32]) -> Vec<u32> {
 }
 
 /// Checks that the profile has what the design needs; the error names the missing field.
-pub fn check_design(m: &MachineProfile, d: &Design) -> Result<(), String> {
+pub fn check_design(m: &MachineProfile, d: &Design) -> Result<(), SimError> {
     if d.lock == LockKind::Ticket && m.ticket_spinner_ns.is_none() {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "profile '{}' has no ticket_spinner_ns, which --lock ticket needs",
             m.name
-        ));
+        )));
     }
     if d.bucket_bytes == 0 || d.bucket_bytes > 4096 {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "bucket size {} bytes must be 1..=4096",
             d.bucket_bytes
-        ));
+        )));
     }
     Ok(())
 }
@@ -379,7 +381,7 @@ mod tests {
             handoff_remote_ns: 1e9,
             ..machine(256, 2)
         };
-        let e = check_clock(&huge, 16384, 5.0, len).unwrap_err();
+        let e = check_clock(&huge, 16384, 5.0, len).unwrap_err().to_string();
         assert!(e.contains("16384 threads") && e.contains("1126 s"), "{e}");
         // One thread has 64 bits of picoseconds (5.8e7 s): the same profile fits.
         assert!(check_clock(&huge, 1, 5.0, len).is_ok());

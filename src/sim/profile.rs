@@ -1,6 +1,7 @@
 //! Machine profiles (`data/machines/*.toml`): the topology and the cost parameters of the
 //! simulator, either fitted by `futexhash sim calibrate` or written by hand.
 
+use crate::sim::SimError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -152,36 +153,38 @@ impl MachineProfile {
     }
 
     /// Checks that the numbers make sense; the error names the bad field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimError> {
         if self.cpus == 0 || self.nodes == 0 || self.cpus % self.nodes != 0 || self.cpus > MAX_CPUS
         {
-            return Err(format!(
+            return Err(SimError::BadRequest(format!(
                 "cpus ({}) must be a positive multiple of nodes ({}), at most {MAX_CPUS}",
                 self.cpus, self.nodes
-            ));
+            )));
         }
         let tpc = self.threads_per_core;
         if tpc == 0 || self.cpus % tpc != 0 || (self.cpus / tpc) % self.nodes != 0 {
-            return Err(format!(
+            return Err(SimError::BadRequest(format!(
                 "threads_per_core ({tpc}) must divide cpus ({}) into cores that split evenly over {} node(s)",
                 self.cpus, self.nodes
-            ));
+            )));
         }
         if tpc > 1 && self.smt_slowdown.is_none() {
-            return Err(format!(
+            return Err(SimError::BadRequest(format!(
                 "threads_per_core = {tpc} needs smt_slowdown (how much a busy sibling slows a thread)"
-            ));
+            )));
         }
         if let Some(f) = self.smt_slowdown
             && !(f.is_finite() && (1.0..=4.0).contains(&f))
         {
-            return Err(format!("smt_slowdown = {f} must be from 1 to 4"));
+            return Err(SimError::BadRequest(format!(
+                "smt_slowdown = {f} must be from 1 to 4"
+            )));
         }
         if !(self.timeslice_ns.is_finite() && (1000.0..=1e8).contains(&self.timeslice_ns)) {
-            return Err(format!(
+            return Err(SimError::BadRequest(format!(
                 "timeslice_ns = {} must be from 1000 to 1e8",
                 self.timeslice_ns
-            ));
+            )));
         }
         let costs = [
             ("outside_ns", self.outside_ns),
@@ -205,9 +208,9 @@ impl MachineProfile {
             // Costs are summed in picoseconds in u64; one second per operation is far
             // beyond any machine and keeps every sum far from overflow.
             if !(v.is_finite() && (0.0..=MAX_COST_NS).contains(&v)) {
-                return Err(format!(
+                return Err(SimError::BadRequest(format!(
                     "{what} = {v} must be a number of nanoseconds from 0 to {MAX_COST_NS:e}"
-                ));
+                )));
             }
         }
         Ok(())
@@ -238,9 +241,10 @@ impl MachineProfile {
     }
 
     /// Reads and validates a profile file.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read profile '{}': {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Self, SimError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SimError::Data(format!("cannot read profile '{}': {e}", path.display()))
+        })?;
         let p: MachineProfile = toml::from_str(&text).map_err(|e| {
             // The message names the field ("missing field `cpus`"); the span says where.
             let at = e.span().map_or(String::new(), |sp| {
@@ -271,15 +275,15 @@ impl MachineProfile {
                     _ => format!(" (line {line})"),
                 }
             });
-            format!(
+            SimError::Data(format!(
                 "profile '{}' is not valid: {}{at}",
                 path.display(),
                 e.message().trim()
-            )
+            ))
         })?;
         p.validate()
             .and_then(|()| p.check_hash_names())
-            .map_err(|e| format!("profile '{}': {e}", path.display()))?;
+            .map_err(|e| SimError::Data(format!("profile '{}': {e}", path.display())))?;
         Ok(p)
     }
 
@@ -288,13 +292,13 @@ impl MachineProfile {
     /// are checked ([`MachineProfile::load`]): a run adds the measured costs of its `so:`
     /// and `c:` hashers under their labels to the profile it uses, which
     /// [`MachineProfile::validate`] must accept.
-    pub fn check_hash_names(&self) -> Result<(), String> {
+    pub fn check_hash_names(&self) -> Result<(), SimError> {
         let names = crate::hashers::all_names();
         match self.hash_ns.keys().find(|k| !names.contains(&k.as_str())) {
-            Some(k) => Err(format!(
+            Some(k) => Err(SimError::BadRequest(format!(
                 "[hash_ns] names '{k}', which is not a built-in hasher; valid: {}",
                 names.join(", ")
-            )),
+            ))),
             None => Ok(()),
         }
     }
@@ -338,15 +342,16 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
 
 /// Reads the topology under `system` (normally `/sys/devices/system`): `cpu/online`,
 /// each CPU's `topology/{physical_package_id,core_id}`, and `node/node*/cpulist`.
-pub fn read_sysfs_topology(system: &Path) -> Result<Topology, String> {
+pub fn read_sysfs_topology(system: &Path) -> Result<Topology, SimError> {
     let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read '{}': {e}", p.display()))
+        std::fs::read_to_string(p)
+            .map_err(|e| SimError::Machine(format!("cannot read '{}': {e}", p.display())))
     };
     let online_path = system.join("cpu/online");
     let online = parse_cpu_list(&read(&online_path)?)
-        .ok_or_else(|| format!("cannot parse '{}'", online_path.display()))?;
+        .ok_or_else(|| SimError::Machine(format!("cannot parse '{}'", online_path.display())))?;
     if online.is_empty() {
-        return Err("no online CPUs in sysfs".into());
+        return Err(SimError::Machine("no online CPUs in sysfs".into()));
     }
     let mut cores = std::collections::BTreeSet::new();
     for c in &online {
@@ -451,24 +456,29 @@ mod tests {
         let expect: Vec<u32> = (64..128).chain(192..256).collect();
         assert_eq!(n1, expect);
         smt.smt_slowdown = None;
-        assert!(smt.validate().unwrap_err().contains("smt_slowdown"));
+        assert!(
+            smt.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("smt_slowdown")
+        );
         let mut bad = p.clone();
         bad.cpus = 3;
-        assert!(bad.validate().unwrap_err().contains("cpus"));
+        assert!(bad.validate().unwrap_err().to_string().contains("cpus"));
         bad.cpus = 1 << 20;
-        assert!(bad.validate().unwrap_err().contains("cpus"));
+        assert!(bad.validate().unwrap_err().to_string().contains("cpus"));
         bad = p.clone();
         bad.hold_ns = f64::NAN;
-        assert!(bad.validate().unwrap_err().contains("hold_ns"));
+        assert!(bad.validate().unwrap_err().to_string().contains("hold_ns"));
         bad.hold_ns = 1e300;
-        assert!(bad.validate().unwrap_err().contains("hold_ns"));
+        assert!(bad.validate().unwrap_err().to_string().contains("hold_ns"));
         bad = p;
         bad.hash_ns.insert("crc32".into(), f64::NAN);
-        assert!(bad.validate().unwrap_err().contains("crc32"));
+        assert!(bad.validate().unwrap_err().to_string().contains("crc32"));
         // A name that is no built-in: refused in a file, with the valid names.
         bad.hash_ns = [("jhsah2".to_string(), 3.0)].into();
         bad.validate().unwrap();
-        let e = bad.check_hash_names().unwrap_err();
+        let e = bad.check_hash_names().unwrap_err().to_string();
         assert!(e.contains("'jhsah2'") && e.contains("jhash2-addr"), "{e}");
         bad.hash_ns = [("jhash2-addr".to_string(), 3.0)].into();
         bad.check_hash_names().unwrap();

@@ -16,17 +16,18 @@ use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until
 use super::validate::{PublishedTable, hasher_for_column, perf_keys_per_thread, read_published};
 use super::{Design, SimLength, SimOp};
 use crate::hashers::KeyHasher;
+use crate::sim::SimError;
 use crate::workload::PERF_FUTEXES;
 use std::path::{Path, PathBuf};
 
 /// Futex words per thread as the simulated perf heap layout allows (1 ..= 1024).
-pub fn futexes_per_thread(f: u64) -> Result<usize, String> {
+pub fn futexes_per_thread(f: u64) -> Result<usize, SimError> {
     if (1..=PERF_FUTEXES as u64).contains(&f) {
         Ok(f as usize)
     } else {
-        Err(format!(
+        Err(SimError::BadRequest(format!(
             "futexes per thread '{f}' must be 1..={PERF_FUTEXES} for the simulated perf heap layout"
-        ))
+        )))
     }
 }
 
@@ -45,7 +46,7 @@ pub struct SimRequest<'a> {
 impl SimRequest<'_> {
     /// What the sweep would refuse under any of the configurations, checked before any
     /// hash is timed.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SimError> {
         for o in &self.configs {
             check_sweep(self.profile, &self.sweep, o)?;
         }
@@ -83,7 +84,7 @@ impl SimRequest<'_> {
         &self,
         tick: impl Fn() + Sync,
         stop: impl Fn() -> bool + Sync,
-    ) -> Result<Vec<SimRecord>, String> {
+    ) -> Result<Vec<SimRecord>, SimError> {
         let mut records = Vec::new();
         for o in &self.configs {
             if stop() {
@@ -123,7 +124,7 @@ pub struct MeasuredTable {
 
 impl MeasuredTable {
     /// Reads `path` and picks the rate column named `column` (the first without a name).
-    pub fn read(path: &Path, column: Option<&str>) -> Result<Self, String> {
+    pub fn read(path: &Path, column: Option<&str>) -> Result<Self, SimError> {
         let table = read_published(path)?;
         let column = match column {
             None => 0,
@@ -132,11 +133,11 @@ impl MeasuredTable {
                 .iter()
                 .position(|h| h == name)
                 .ok_or_else(|| {
-                    format!(
+                    SimError::BadRequest(format!(
                         "column '{name}' is not in '{}'; columns: {}",
                         path.display(),
                         table.columns.join(", ")
-                    )
+                    ))
                 })?,
         };
         let noise = read_noise(path, table.rows.len());
@@ -154,13 +155,13 @@ impl MeasuredTable {
     }
 
     /// Data row `i` (0-based) as an observation.
-    fn observation(&self, i: usize) -> Result<Observation, String> {
+    fn observation(&self, i: usize) -> Result<Observation, SimError> {
         let (b, r) = self.table.rows.get(i).ok_or_else(|| {
-            format!(
+            SimError::BadRequest(format!(
                 "row {i} does not exist: '{}' has {} data rows (0-based)",
                 self.path.display(),
                 self.table.rows.len()
-            )
+            ))
         })?;
         Ok(Observation {
             buckets: *b,
@@ -264,21 +265,22 @@ impl<H: KeyHasher + ?Sized> std::fmt::Debug for CalibrationRequest<'_, H> {
 impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
     /// Everything refused first (the template on this topology, the node, the futexes, the
     /// rows), then the hash cost (timed here unless the template states it), then the fit.
-    pub fn run(&self) -> Result<Calibrated, String> {
+    pub fn run(&self) -> Result<Calibrated, SimError> {
         let template = self.machine()?;
         let cpus: Vec<u32> = match self.node {
             Some(n) if n >= u64::from(self.nodes) => {
-                return Err(format!(
+                return Err(SimError::BadRequest(format!(
                     "--node {n} does not exist with --nodes {}",
                     self.nodes
-                ));
+                )));
             }
             Some(n) => template.node_cpus(n as u32),
             None => (0..template.cpus).collect(),
         };
         let futexes = futexes_per_thread(self.futexes)?;
         let scenario = Scenario {
-            keys_per_thread: perf_keys_per_thread(self.threads, futexes, 1)?,
+            keys_per_thread: perf_keys_per_thread(self.threads, futexes, 1)
+                .map_err(SimError::BadRequest)?,
             cpus,
             global_buckets: global_hash_size(template.cpus),
             op: SimOp::WaitFail,
@@ -307,7 +309,7 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
     }
 
     /// The template on the measured machine's topology, checked.
-    fn machine(&self) -> Result<MachineProfile, String> {
+    fn machine(&self) -> Result<MachineProfile, SimError> {
         let mut template = self.template.clone();
         if template.cpus != self.cpus || template.nodes != self.nodes {
             // A different machine than the template's: keep its costs, take the topology
@@ -319,10 +321,10 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
             }
         }
         template.validate().map_err(|e| {
-            format!(
+            SimError::BadRequest(format!(
                 "template with --cpus {} --nodes {}: {e}",
                 self.cpus, self.nodes
-            )
+            ))
         })?;
         Ok(template)
     }

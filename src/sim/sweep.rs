@@ -15,6 +15,7 @@ use super::{
 };
 use super::{check_design, simulate};
 use crate::hashers::{KeyHasher, SharedHasher};
+use crate::sim::SimError;
 use crate::throughput::record::BenchRecord;
 use crate::workload::perf_keys_per_thread;
 use serde::Serialize;
@@ -213,7 +214,7 @@ pub fn run_sweep(
     profile: &MachineProfile,
     sweep: &SimSweep,
     tick: impl Fn() + Sync,
-) -> Result<Vec<BenchRecord>, String> {
+) -> Result<Vec<BenchRecord>, SimError> {
     Ok(
         run_sweep_with(profile, sweep, &SimOptions::default(), tick)?
             .into_iter()
@@ -227,7 +228,7 @@ pub fn run_sweep(
 pub fn hash_costs(
     profile: &MachineProfile,
     hashers: &[SharedHasher],
-) -> Result<Vec<HashCost>, String> {
+) -> Result<Vec<HashCost>, SimError> {
     hashers.iter().map(|h| hash_cost(profile, h)).collect()
 }
 
@@ -239,7 +240,7 @@ pub fn check_sweep(
     profile: &MachineProfile,
     sweep: &SimSweep,
     opts: &SimOptions,
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     profile.validate()?;
     check_design(profile, &opts.design)?;
     let stated_hash = sweep
@@ -259,7 +260,7 @@ pub fn run_sweep_with(
     sweep: &SimSweep,
     opts: &SimOptions,
     tick: impl Fn() + Sync,
-) -> Result<Vec<SimRecord>, String> {
+) -> Result<Vec<SimRecord>, SimError> {
     run_sweep_until(profile, sweep, opts, tick, || false)
 }
 
@@ -272,14 +273,14 @@ pub fn run_sweep_until(
     opts: &SimOptions,
     tick: impl Fn() + Sync,
     stop: impl Fn() -> bool + Sync,
-) -> Result<Vec<SimRecord>, String> {
+) -> Result<Vec<SimRecord>, SimError> {
     check_sweep(profile, sweep, opts)?;
     let cpus: Vec<u32> = match sweep.node {
         Some(n) if n >= profile.nodes => {
-            return Err(format!(
+            return Err(SimError::BadRequest(format!(
                 "node {n} does not exist: the profile has {} node(s)",
                 profile.nodes
-            ));
+            )));
         }
         Some(n) => profile.node_cpus(n),
         None => (0..profile.cpus).collect(),
@@ -301,7 +302,8 @@ pub fn run_sweep_until(
         .iter()
         .map(|&threads| {
             Ok(Scenario {
-                keys_per_thread: perf_keys_per_thread(threads, sweep.futexes, sweep.seed)?,
+                keys_per_thread: perf_keys_per_thread(threads, sweep.futexes, sweep.seed)
+                    .map_err(SimError::BadRequest)?,
                 cpus: cpus.clone(),
                 global_buckets: global,
                 op: sweep.op,
@@ -310,7 +312,7 @@ pub fn run_sweep_until(
                 mechanisms: Default::default(),
             })
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, SimError>>()?;
     let (nb, nh) = (slots.len(), sweep.hashers.len());
     // Each (thread count, hasher) hashes its keys once; every table size reduces those.
     let hashes = parallel_map(sweep.threads.len() * nh, |i| {
@@ -466,7 +468,7 @@ pub fn run_lock_test(
     contenders_per_node: usize,
     same_node: bool,
     len: SimLength,
-) -> Result<BenchRecord, String> {
+) -> Result<BenchRecord, SimError> {
     run_lock_test_with(
         profile,
         contenders_per_node,
@@ -483,10 +485,12 @@ pub fn run_lock_test_with(
     same_node: bool,
     len: SimLength,
     mechanisms: super::Mechanisms,
-) -> Result<BenchRecord, String> {
+) -> Result<BenchRecord, SimError> {
     profile.validate()?;
     if contenders_per_node == 0 {
-        return Err("contenders per node must be at least 1".into());
+        return Err(SimError::BadRequest(
+            "contenders per node must be at least 1".into(),
+        ));
     }
     let mut buckets_per_thread = Vec::new();
     let mut cpu_of_thread = Vec::new();
@@ -512,8 +516,7 @@ pub fn run_lock_test_with(
     };
     // futex_numa hashes nothing under FUTEX_SQUASH: every key goes to its node's one
     // bucket, so the hash costs only the jhash2 the kernel still computes.
-    let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)
-        .map_err(|e| e.to_string())?;
+    let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)?;
     let hash_ns = hash_cost(profile, &jhash)?.ns;
     super::check_clock(profile, w.cpu_of_thread.len(), hash_ns, len)?;
     let runs: Vec<SimResult> = (0..LOCK_TEST_ORDERS)
@@ -548,7 +551,7 @@ pub fn run_lock_test_interval(
     contenders_per_node: usize,
     same_node: bool,
     len: SimLength,
-) -> Result<(BenchRecord, (f64, f64)), String> {
+) -> Result<(BenchRecord, (f64, f64)), SimError> {
     let unc = profile_uncertainty(profile);
     let profiles = replication_profiles(profile, &unc.calibration);
     let mut recs = Vec::with_capacity(profiles.len());
@@ -711,7 +714,12 @@ mod tests {
             node: Some(5),
             ..s.clone()
         };
-        assert!(run_sweep(&p, &bad, || {}).unwrap_err().contains("node 5"));
+        assert!(
+            run_sweep(&p, &bad, || {})
+                .unwrap_err()
+                .to_string()
+                .contains("node 5")
+        );
     }
 
     #[test]

@@ -56,6 +56,7 @@ use super::profile::MachineProfile;
 use super::{CACHE_LINE, Design, LineHomes, Refcount};
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, KeyKind};
+use crate::sim::SimError;
 use crate::workload::Recording;
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -263,7 +264,7 @@ pub fn replay<H: KeyHasher + ?Sized>(
     hasher: &H,
     buckets: u64,
     think_scale: f64,
-) -> Result<ReplayRecord, String> {
+) -> Result<ReplayRecord, SimError> {
     replay_with(
         m,
         rec,
@@ -283,26 +284,26 @@ fn check_replay(
     buckets: u64,
     think_scale: f64,
     rd: &ReplayDesign,
-) -> Result<u64, String> {
+) -> Result<u64, SimError> {
     m.validate()?;
     super::check_design(m, &rd.design)?;
     if !(think_scale >= 0.0 && think_scale.is_finite()) {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "think scale '{think_scale}' must be a finite number ≥ 0"
-        ));
+        )));
     }
     if buckets != 0 && !buckets.is_power_of_two() {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "bucket count '{buckets}' must be 0 or a power of two"
-        ));
+        )));
     }
     let global = rd
         .global_buckets
         .unwrap_or_else(|| global_hash_size(m.cpus));
     if !global.is_power_of_two() || global > 1 << 24 {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "global hash size '{global}' must be a power of two up to 16777216 (2^24)"
-        ));
+        )));
     }
     Ok(global)
 }
@@ -728,22 +729,24 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
     buckets: u64,
     think_scale: f64,
     rd: &ReplayDesign,
-) -> Result<ReplayRecord, String> {
+) -> Result<ReplayRecord, SimError> {
     let global = check_replay(m, buckets, think_scale, rd)?;
     let d = rd.design;
     let (lock_of, proc_of, processes) = lock_of_keys(&rec.keys, hasher, buckets, global);
     let n_locks = global + processes * buckets;
     if n_locks > 1 << 28 {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "{n_locks} buckets in total (processes × slots) is more than the 2^28 the simulator holds"
-        ));
+        )));
     }
     let cpus = m.cpus as usize;
     let timed = rec.ops.iter().all(|o| o.t_ns.is_some());
     let (threads, table_cpu) =
         thread_ops(rec, &lock_of, &proc_of, processes, cpus, think_scale, timed);
     if threads.is_empty() {
-        return Err(format!("trace '{workload}' has no keyed operations"));
+        return Err(SimError::Data(format!(
+            "trace '{workload}' has no keyed operations"
+        )));
     }
     // The profile's figure for this hasher, else timed here (never 0 silently).
     let hash_ns = super::hashcost::hash_cost(m, hasher)?.ns;
@@ -805,7 +808,7 @@ pub fn replay_with_interval<H: crate::hashers::KeyHasher + ?Sized>(
     buckets: u64,
     think_scale: f64,
     rd: &ReplayDesign,
-) -> Result<ReplayRecord, String> {
+) -> Result<ReplayRecord, SimError> {
     let unc = super::uncertainty::profile_uncertainty(m);
     let profiles = super::uncertainty::replication_profiles(m, &unc.calibration);
     let mut first = replay_with(m, rec, workload, hasher, buckets, think_scale, rd)?;
@@ -1109,7 +1112,8 @@ mod tests {
                 ..ReplayDesign::default()
             },
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("ticket_spinner_ns"), "{e}");
     }
 

@@ -11,6 +11,7 @@ use super::*;
 use crate::bench::compare::Figure;
 use crate::render::TextTable;
 use crate::render::plot::{Line, Plot};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::report::spread::Spread;
 use crate::sim::validate::{SEED003_FIT, TABLE_2013, ValidationRow};
@@ -265,7 +266,7 @@ pub fn alignment(
     seed: &[Seed003Ratio],
     paired: Option<&Figure>,
     dir: &Path,
-) -> Result<Answer, String> {
+) -> Result<Answer, ReportError> {
     let err = ctx.sim_error();
     let tol = err.value;
     let cpus = ctx.machine.cpus_allowed;
@@ -388,7 +389,7 @@ pub fn alignment(
 
 /// Seed 003's table simulated: its box (hash costs as this run measured them where the
 /// template has none) fitted on [`SEED003_FIT`], every cell predicted.
-pub fn sim_seed003(ctx: &Context) -> Result<Vec<Seed003Ratio>, String> {
+pub fn sim_seed003(ctx: &Context) -> Result<Vec<Seed003Ratio>, ReportError> {
     let template = crate::report::context::with_measured_costs(
         crate::sim::validate::seed003_box_template(),
         &ctx.costs,
@@ -400,7 +401,7 @@ pub fn sim_seed003(ctx: &Context) -> Result<Vec<Seed003Ratio>, String> {
 
 /// The model global table, aligned and packed, 256 and 256 × CPUs buckets, 1 thread and
 /// one per CPU, `runs` times each (interleaved).
-pub fn measure_layouts(ctx: &Context, runs: usize) -> Result<Vec<LayoutFigure>, String> {
+pub fn measure_layouts(ctx: &Context, runs: usize) -> Result<Vec<LayoutFigure>, ReportError> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     use crate::table::{Layout, TableKind};
     let cpus = ctx.machine.cpus_allowed.max(1);
@@ -423,7 +424,7 @@ pub fn measure_layouts(ctx: &Context, runs: usize) -> Result<Vec<LayoutFigure>, 
             spec.model.table = TableKind::Global;
             spec.model.layout = layout;
             spec.threads = threads.clone();
-            let res = sweep(&spec, &mut |_| {}).map_err(|e| e.to_string())?;
+            let res = sweep(&spec, &mut |_| {})?;
             for r in res.records() {
                 match acc
                     .iter_mut()

@@ -4,6 +4,7 @@
 
 use super::shared::*;
 use super::*;
+use crate::attack::leak::Stop;
 use crate::hashers::KeyHasher;
 use crate::render::fmt_grouped;
 use serde::Serialize;
@@ -43,8 +44,8 @@ pub struct AttackScore {
     pub probes: u64,
     /// The attacker's single remaining candidate is the secret.
     pub mm_recovered: bool,
-    /// Why it stopped (`recovered`, `refuted`, `no-progress`, `budget`, `cannot-test`).
-    pub stop: &'static str,
+    /// Why it stopped.
+    pub stop: Stop,
     /// The hasher takes a key the attacker does not have.
     pub keyed: bool,
     /// Global-table buckets attacked.
@@ -57,9 +58,9 @@ impl AttackScore {
     pub fn cell(&self) -> String {
         if self.mm_recovered {
             format!("mm in {} probes", fmt_grouped(self.probes as f64, 0))
-        } else if self.stop == "cannot-test" {
+        } else if self.stop == Stop::CannotTest {
             "keyed: untestable".to_string()
-        } else if self.stop == "budget" {
+        } else if self.stop == Stop::Budget {
             format!(
                 "≥ {:.1}/{} bits (budget)",
                 self.bits_leaked, self.space_bits
@@ -90,7 +91,7 @@ pub fn attack_resistance(h: &dyn KeyHasher, buckets: usize) -> Option<AttackScor
         space_bits: ATTACK_SPACE_BITS,
         probes: r.outcome.probes,
         mm_recovered: r.mm_recovered,
-        stop: r.outcome.stop.as_str(),
+        stop: r.outcome.stop,
         keyed: h.keyed(),
         buckets,
     })
@@ -114,10 +115,10 @@ pub fn attack_sentence(v: &[HashVerdict]) -> Option<String> {
             .collect()
     };
     let recovered = names(&|a| a.mm_recovered);
-    let untestable = names(&|a| a.stop == "cannot-test");
-    let budget = names(&|a| !a.mm_recovered && a.stop == "budget");
+    let untestable = names(&|a| a.stop == Stop::CannotTest);
+    let budget = names(&|a| !a.mm_recovered && a.stop == Stop::Budget);
     let settled =
-        |a: &AttackScore| !a.mm_recovered && a.stop != "cannot-test" && a.stop != "budget";
+        |a: &AttackScore| !a.mm_recovered && !matches!(a.stop, Stop::CannotTest | Stop::Budget);
     let partial = names(&|a| settled(a) && a.bits_leaked > 0.0);
     let nothing = names(&|a| settled(a) && a.bits_leaked == 0.0);
     let mut parts = Vec::new();
@@ -187,7 +188,7 @@ mod tests {
         let s = attack_resistance(&by("siphash"), 512).unwrap();
         assert_eq!(
             (s.mm_recovered, s.bits_leaked, s.stop),
-            (false, 0.0, "cannot-test")
+            (false, 0.0, Stop::CannotTest)
         );
         assert_eq!(s.cell(), "keyed: untestable");
         assert!(

@@ -4,6 +4,7 @@
 use super::shared::*;
 use super::*;
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::report::spread::Spread;
 use crate::sim::profile::MachineProfile;
@@ -245,7 +246,7 @@ fn noisy_runtime(ctx: &Context) -> std::time::Duration {
 }
 
 /// The noisy neighbour on the model table, `runs` times.
-pub fn measure_noisy(ctx: &Context, runs: usize) -> Result<NoisyFigures, String> {
+pub fn measure_noisy(ctx: &Context, runs: usize) -> Result<NoisyFigures, ReportError> {
     use crate::bench::contend::run_noisy;
     use crate::bench::options::ContendSpec;
     use crate::bench::sweep::{BackendChoice, ModelOptions};
@@ -265,7 +266,7 @@ pub fn measure_noisy(ctx: &Context, runs: usize) -> Result<NoisyFigures, String>
     };
     let mut by_table: [Vec<crate::throughput::record::BenchRecord>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..runs {
-        let res = run_noisy(&spec).map_err(|e| e.to_string())?;
+        let res = run_noisy(&spec)?;
         for r in res.records {
             let i = usize::from(r.table != "global");
             by_table[i].push(r);

@@ -3,6 +3,7 @@
 use super::shared::*;
 use super::*;
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use serde::Serialize;
 use serde_json::json;
@@ -151,7 +152,7 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
 }
 
 /// Simulated `futex_numa` contention on every multi-node profile.
-pub fn sim_numa(ctx: &Context, contenders: &[usize]) -> Result<Vec<NumaFigure>, String> {
+pub fn sim_numa(ctx: &Context, contenders: &[usize]) -> Result<Vec<NumaFigure>, ReportError> {
     use crate::sim::sweep::run_lock_test;
     let mut out = Vec::new();
     for p in ctx.profiles() {

@@ -5,6 +5,7 @@
 use super::*;
 use crate::hashers::{Builtin, HashKey, SharedHasher};
 use crate::render::plot::{Plot, plot_svg};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::sim::profile::MachineProfile;
 use std::fmt::Write as _;
@@ -64,9 +65,12 @@ pub(crate) fn write_plot(
     file: &str,
     plot: &Plot,
     a: &mut Answer,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let path = dir.join(file);
-    plot_svg(&path, plot).map_err(|e| format!("cannot write plot '{}': {e}", path.display()))?;
+    plot_svg(&path, plot).map_err(|source| ReportError::Plot {
+        path: path.clone(),
+        source,
+    })?;
     let _ = writeln!(a.evidence, "\n![{}]({file})\n", plot.title);
     a.files.push(path);
     Ok(())
@@ -83,7 +87,7 @@ pub fn sim_slot_curves(
     ctx: &Context,
     profile: &MachineProfile,
     threads: &[usize],
-) -> Result<Vec<SlotCurve>, String> {
+) -> Result<Vec<SlotCurve>, ReportError> {
     use crate::sim::sweep::{SimSweep, run_sweep};
     let max_k = if ctx.depth == crate::report::context::Depth::Quick {
         16
@@ -115,11 +119,13 @@ pub fn sim_slot_curves(
             ops: r.ops_per_sec,
             p99_ns: r.latency_ns_p99 as f64,
         };
-        let global = recs
-            .iter()
-            .find(|r| r.buckets == 0)
-            .map(point)
-            .ok_or("the simulator returned no global-hash record")?;
+        let global =
+            recs.iter()
+                .find(|r| r.buckets == 0)
+                .map(point)
+                .ok_or(ReportError::Missing(
+                    "the simulator returned no global-hash record",
+                ))?;
         out.push(SlotCurve {
             profile: profile_label(profile),
             threads: t,

@@ -5,6 +5,7 @@ use super::shared::*;
 use super::*;
 use crate::render::plot::{Band, Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::sim::profile::MachineProfile;
 use serde_json::json;
@@ -62,7 +63,7 @@ pub fn default_and_limit(
     ctx: &Context,
     curves: &[(MachineProfile, Vec<SlotCurve>)],
     dir: &Path,
-) -> Result<Answer, String> {
+) -> Result<Answer, ReportError> {
     let tol = ctx.sim_error().value;
     let mut a = Answer {
         question: "Private hash: a sane default and upper limit".into(),

@@ -6,6 +6,7 @@ use super::*;
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::render::plot::{Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
+use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::report::spread::Spread;
 use crate::stats::{DistRecord, Verdict};
@@ -280,7 +281,7 @@ pub fn which_hash(
     dist: &[DistRun],
     kernel_op_ns: Option<Spread>,
     dir: &Path,
-) -> Result<(Answer, Vec<HashVerdict>), String> {
+) -> Result<(Answer, Vec<HashVerdict>), ReportError> {
     let published = published_algo_means(&ctx.data_dir)?;
     let v = hash_verdicts(
         &ctx.hashers,
@@ -419,7 +420,7 @@ pub fn which_hash(
 
 /// answer-hashers.svg: each hasher's cost (with its runs' range) against its worst
 /// collisions ratio.
-fn hashers_plot(v: &[HashVerdict], dir: &Path, a: &mut Answer) -> Result<(), String> {
+fn hashers_plot(v: &[HashVerdict], dir: &Path, a: &mut Answer) -> Result<(), ReportError> {
     let plot = Plot {
         title: "hash cost against distribution quality (lower left is better)".into(),
         x_label: "ns per hash (this machine, one core; bars: range of the runs)".into(),
@@ -444,7 +445,7 @@ fn hashers_plot(v: &[HashVerdict], dir: &Path, a: &mut Answer) -> Result<(), Str
 
 /// Mean throughput over rows ≥ 1024 slots per column of the published eight-algorithm
 /// table, by hasher name.
-pub fn published_algo_means(data_dir: &Path) -> Result<Vec<(String, f64)>, String> {
+pub fn published_algo_means(data_dir: &Path) -> Result<Vec<(String, f64)>, ReportError> {
     let t = crate::sim::validate::read_published(
         &data_dir.join(crate::report::context::PUBLISHED_TABLES[1]),
     )?;
@@ -521,6 +522,7 @@ pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attack::leak::Stop;
 
     fn verdict(name: &str, cost: f64, fails: &[&str], pred: f64) -> HashVerdict {
         HashVerdict {
@@ -542,13 +544,13 @@ mod tests {
 
     #[test]
     fn attack_sentence_names_each_group_only_when_it_has_members() {
-        let score = |rec: bool, bits: f64, probes: u64, stop: &'static str| AttackScore {
+        let score = |rec: bool, bits: f64, probes: u64, stop: Stop| AttackScore {
             bits_leaked: bits,
             space_bits: 20,
             probes,
             mm_recovered: rec,
             stop,
-            keyed: stop == "cannot-test",
+            keyed: stop == Stop::CannotTest,
             buckets: 512,
         };
         let with = |n: &str, a: Option<AttackScore>| HashVerdict {
@@ -557,9 +559,9 @@ mod tests {
         };
         assert_eq!(attack_sentence(&[with("a", None)]), None);
         let v = [
-            with("jhash2", Some(score(true, 20.0, 900, "recovered"))),
-            with("xxhash", Some(score(true, 20.0, 1500, "recovered"))),
-            with("siphash", Some(score(false, 0.0, 100, "cannot-test"))),
+            with("jhash2", Some(score(true, 20.0, 900, Stop::Recovered))),
+            with("xxhash", Some(score(true, 20.0, 1500, Stop::Recovered))),
+            with("siphash", Some(score(false, 0.0, 100, Stop::CannotTest))),
         ];
         let s = attack_sentence(&v).unwrap();
         assert!(
@@ -574,10 +576,10 @@ mod tests {
         );
         assert!(s.contains("20-bit mm space, 512-bucket"), "{s}");
         let rest = [
-            with("crc32", Some(score(false, 0.0, 4000, "no-progress"))),
-            with("crc32c", Some(score(false, 0.0, 4000, "no-progress"))),
-            with("hash_long", Some(score(false, 9.0, 2000, "no-progress"))),
-            with("big", Some(score(false, 3.0, 65536, "budget"))),
+            with("crc32", Some(score(false, 0.0, 4000, Stop::NoProgress))),
+            with("crc32c", Some(score(false, 0.0, 4000, Stop::NoProgress))),
+            with("hash_long", Some(score(false, 9.0, 2000, Stop::NoProgress))),
+            with("big", Some(score(false, 3.0, 65536, Stop::Budget))),
         ];
         let s = attack_sentence(&rest).unwrap();
         assert!(
@@ -595,19 +597,19 @@ mod tests {
         assert_eq!(plot_flags(&rest[0]), "");
         assert_eq!(plot_flags(&rest[2]), " (leaks 9.0 bits of mm)");
         let failing = HashVerdict {
-            attack: Some(score(true, 20.0, 900, "recovered")),
+            attack: Some(score(true, 20.0, 900, Stop::Recovered)),
             ..verdict("x", 1.0, &["perf@64:max-load"], 1.0)
         };
         assert_eq!(plot_flags(&failing), " (fails, leaks mm)");
         assert!(!s.contains("keyed"), "{s}");
         assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
-        assert_eq!(score(false, 9.0, 1, "no-progress").cell(), "9.0/20 bits");
+        assert_eq!(score(false, 9.0, 1, Stop::NoProgress).cell(), "9.0/20 bits");
         assert_eq!(
-            score(false, 3.0, 1, "budget").cell(),
+            score(false, 3.0, 1, Stop::Budget).cell(),
             "≥ 3.0/20 bits (budget)"
         );
         assert_eq!(
-            score(true, 20.0, 1234, "recovered").cell(),
+            score(true, 20.0, 1234, Stop::Recovered).cell(),
             "mm in 1,234 probes"
         );
     }

@@ -16,6 +16,7 @@ use super::templates::{
     GENERIC_SMT_SLOWDOWN, LINE_CHOICES, seed003_box_template, with_line_choice,
 };
 use crate::hashers::{Builtin, HashKey};
+use crate::sim::SimError;
 use crate::sim::hashcost::hash_cost;
 use crate::sim::profile::MachineProfile;
 use crate::sim::uncertainty::{interval, log_sd, replication_profiles};
@@ -66,7 +67,7 @@ pub fn validate_cv(
     template: &MachineProfile,
     len: SimLength,
     mech: Mechanisms,
-) -> Result<CrossValidation, String> {
+) -> Result<CrossValidation, SimError> {
     let rows = [0usize, 2];
     // Every (SMT source, line option) the folds may need: calibrated as a user would, and
     // the box's four tables predicted once (start order 0).

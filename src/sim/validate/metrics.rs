@@ -325,10 +325,10 @@ mod tests {
         // without runs: an error naming it.
         assert!(read_runs(&dir.join("none")).unwrap().is_none());
         table("buckets,ops/sec\n0,1000\n2,2010\n4,3000\n");
-        let e = read_runs(&dir).unwrap_err();
+        let e = read_runs(&dir).unwrap_err().to_string();
         assert!(e.contains("2 slots") && e.contains("2010.00"), "{e}");
         table("buckets,ops/sec\n0,1000\n2,2000\n4,3000\n8,2000\n");
-        let e = read_runs(&dir).unwrap_err();
+        let e = read_runs(&dir).unwrap_err().to_string();
         assert!(e.contains("no runs for 8 slots"), "{e}");
         // A mean given to two decimals passes; one run off by 1 (the mean by 1/3) does not,
         // nor do runs for a cell the table lacks or two rows for one cell.
@@ -337,17 +337,17 @@ mod tests {
         table("buckets,ops/sec\n0,1000\n2,2000.00\n4,3000\n");
         let runs_file = |text: &str| std::fs::write(dir.join(TABLE_240_RUNS), text).unwrap();
         runs_file("buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2251\n4,3000,3000,3000\n");
-        let e = read_runs(&dir).unwrap_err();
+        let e = read_runs(&dir).unwrap_err().to_string();
         assert!(e.contains("2 slots") && e.contains("2000.33"), "{e}");
         table("buckets,ops/sec\n0,1000\n2,2000\n");
         runs_file("buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2250\n4,3000,3000,3000\n");
-        let e = read_runs(&dir).unwrap_err();
+        let e = read_runs(&dir).unwrap_err().to_string();
         assert!(e.contains("runs for 4 slots"), "{e}");
         table("buckets,ops/sec\n0,1000\n2,2000\n4,3000\n");
         runs_file(
             "buckets,run1,run2,run3\n0,900,1000,1100\n2,1500,2250,2250\n2,1500,2250,2250\n4,3000,3000,3000\n",
         );
-        let e = read_runs(&dir).unwrap_err();
+        let e = read_runs(&dir).unwrap_err().to_string();
         assert!(e.contains("two rows for 2 slots"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -106,6 +106,7 @@ pub use templates::{
 
 use super::SimLength;
 use super::profile::MachineProfile;
+use crate::sim::SimError;
 use serde::Serialize;
 use std::path::Path;
 
@@ -183,7 +184,7 @@ pub fn validate_all(
     template: &MachineProfile,
     rows: [usize; 2],
     len: SimLength,
-) -> Result<(MachineProfile, MachineProfile, Vec<ValidationRow>), String> {
+) -> Result<(MachineProfile, MachineProfile, Vec<ValidationRow>), SimError> {
     let profile = calibrate_seed_box(data_dir, template, rows, len)?;
     let mut out = predict_published(data_dir, &profile, rows, len)?;
     // The template's hash costs, when it states them, hold for seed 003's box too: both

@@ -3,6 +3,7 @@
 //! CSV of `futexhash bench`), seed 003's threads table, and the runs behind the
 //! 240-thread table's means, each checked as it is read.
 
+use crate::sim::SimError;
 use std::path::Path;
 
 /// Largest table the simulator accepts (as `dist` and `bench`): 2^24 buckets.
@@ -19,13 +20,15 @@ pub struct PublishedTable {
 
 /// Reads a `buckets,COL…` CSV of the `data/published/` form, or the CSV that
 /// `futexhash bench --format csv` writes (its `buckets` and `ops_per_sec` columns).
-pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+pub fn read_published(path: &Path) -> Result<PublishedTable, SimError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SimError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header = lines
         .next()
-        .ok_or_else(|| format!("'{}' is empty", path.display()))?;
+        .ok_or_else(|| SimError::Data(format!("'{}' is empty", path.display())))?;
     let names: Vec<String> = header.split(',').map(|s| s.trim().to_string()).collect();
     // Which CSV columns hold the buckets and the rates.
     let (bucket_col, rate_cols): (usize, Vec<usize>) = if names[0] == "buckets" {
@@ -37,21 +40,29 @@ pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
         ) {
             (Some(b), Some(r)) => (b, vec![r]),
             _ => {
-                return Err(format!(
+                return Err(SimError::Data(format!(
                     "'{}': expected a 'buckets' first column, or the 'buckets' and \
                      'ops_per_sec' columns of futexhash bench --format csv",
                     path.display()
-                ));
+                )));
             }
         }
     };
     let columns: Vec<String> = rate_cols.iter().map(|&c| names[c].clone()).collect();
     if columns.is_empty() {
-        return Err(format!("'{}' has no rate column", path.display()));
+        return Err(SimError::Data(format!(
+            "'{}' has no rate column",
+            path.display()
+        )));
     }
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
-        let bad = || format!("'{}' data row {i}: cannot read '{line}'", path.display());
+        let bad = || {
+            SimError::Data(format!(
+                "'{}' data row {i}: cannot read '{line}'",
+                path.display()
+            ))
+        };
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         if cells.len() != names.len() {
             return Err(bad());
@@ -62,21 +73,24 @@ pub fn read_published(path: &Path) -> Result<PublishedTable, String> {
             .map(|&c| cells[c].parse::<f64>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
         if !(buckets == 0 || buckets.is_power_of_two()) || buckets > MAX_SIM_BUCKETS {
-            return Err(format!(
+            return Err(SimError::Data(format!(
                 "'{}' data row {i}: buckets {buckets} must be 0 (global hash) or a power of two up to 2^24",
                 path.display()
-            ));
+            )));
         }
         if !rates.iter().all(|&r| plausible_rate(r)) {
-            return Err(format!(
+            return Err(SimError::Data(format!(
                 "'{}' data row {i}: rates must be operations per second from {MIN_PUBLISHED_RATE} to {MAX_PUBLISHED_RATE:e} in '{line}'",
                 path.display()
-            ));
+            )));
         }
         rows.push((buckets, rates));
     }
     if rows.is_empty() {
-        return Err(format!("'{}' has no data rows", path.display()));
+        return Err(SimError::Data(format!(
+            "'{}' has no data rows",
+            path.display()
+        )));
     }
     Ok(PublishedTable { columns, rows })
 }
@@ -150,13 +164,15 @@ pub const PINNING_110: [(u64, f64, f64); 3] = [
 ];
 
 /// A `threads,COL…` table (seed 003's).
-pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+pub fn read_threads_table(path: &Path) -> Result<PublishedTable, SimError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SimError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header: Vec<String> = lines
         .next()
-        .ok_or_else(|| format!("'{}' is empty", path.display()))?
+        .ok_or_else(|| SimError::Data(format!("'{}' is empty", path.display())))?
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
@@ -166,21 +182,21 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
         .find(|(i, h)| header[..*i].contains(h))
         .map(|(_, h)| h)
     {
-        return Err(format!(
+        return Err(SimError::Data(format!(
             "'{}': column '{twice}' appears twice",
             path.display()
-        ));
+        )));
     }
     if header.first().map(String::as_str) != Some("threads") || header.len() < 2 {
-        return Err(format!(
+        return Err(SimError::Data(format!(
             "'{}': expected a 'threads' first column",
             path.display()
-        ));
+        )));
     }
     let mut rows = Vec::new();
     for line in lines {
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        let bad = || format!("'{}': cannot read '{line}'", path.display());
+        let bad = || SimError::Data(format!("'{}': cannot read '{line}'", path.display()));
         if cells.len() != header.len() {
             return Err(bad());
         }
@@ -190,16 +206,16 @@ pub fn read_threads_table(path: &Path) -> Result<PublishedTable, String> {
             .map(|c| c.parse::<f64>().map_err(|_| bad()))
             .collect::<Result<_, _>>()?;
         if t == 0 || t > 16384 || !r.iter().all(|&x| plausible_rate(x)) {
-            return Err(format!(
+            return Err(SimError::Data(format!(
                 "{} (threads 1 to 16384; rates from {MIN_PUBLISHED_RATE} to {MAX_PUBLISHED_RATE:e} ops/sec)",
                 bad()
-            ));
+            )));
         }
         if rows.iter().any(|(seen, _)| *seen == t) {
-            return Err(format!(
+            return Err(SimError::Data(format!(
                 "'{}': {t} threads appear twice (one row per thread count)",
                 path.display()
-            ));
+            )));
         }
         rows.push((t, r));
     }
@@ -220,7 +236,7 @@ pub const FUTEX_NUMA_SEPARATED: [f64; 2] = [48_584_991.0, 48_680_560.0];
 /// row per published cell and no other, each averaging to the cell's mean as published
 /// (to its two decimals), so a mistyped run cannot pass unnoticed. `Ok(None)` when the
 /// directory has no runs file (a user's own data).
-pub fn read_runs(data_dir: &Path) -> Result<Option<PublishedTable>, String> {
+pub fn read_runs(data_dir: &Path) -> Result<Option<PublishedTable>, SimError> {
     let path = data_dir.join(TABLE_240_RUNS);
     if !path.exists() {
         return Ok(None);
@@ -229,26 +245,30 @@ pub fn read_runs(data_dir: &Path) -> Result<Option<PublishedTable>, String> {
     let table = read_published(&data_dir.join(TABLE_240))?;
     for (i, (buckets, _)) in runs.rows.iter().enumerate() {
         if runs.rows[..i].iter().any(|(b, _)| b == buckets) {
-            return Err(format!("{TABLE_240_RUNS}: two rows for {buckets} slots"));
+            return Err(SimError::Data(format!(
+                "{TABLE_240_RUNS}: two rows for {buckets} slots"
+            )));
         }
         if !table.rows.iter().any(|(b, _)| b == buckets) {
-            return Err(format!(
+            return Err(SimError::Data(format!(
                 "{TABLE_240_RUNS}: runs for {buckets} slots, which {TABLE_240} does not have"
-            ));
+            )));
         }
     }
     for (buckets, means) in &table.rows {
         let Some((_, v)) = runs.rows.iter().find(|(b, _)| b == buckets) else {
-            return Err(format!("{TABLE_240_RUNS}: no runs for {buckets} slots"));
+            return Err(SimError::Data(format!(
+                "{TABLE_240_RUNS}: no runs for {buckets} slots"
+            )));
         };
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         // The table gives each mean to two decimals (truncated or rounded); perf's runs are
         // whole numbers, so a mistyped one moves the mean by at least 1/3.
         if (mean - means[0]).abs() > 0.0101 {
-            return Err(format!(
+            return Err(SimError::Data(format!(
                 "{TABLE_240_RUNS}: the runs at {buckets} slots average {mean:.2}, not the published {:.2}",
                 means[0]
-            ));
+            )));
         }
     }
     Ok(Some(runs))
@@ -309,14 +329,20 @@ mod tests {
             "threads,a,b\n64,100,200\n32,300,400\n64,500,600\n",
         )
         .unwrap();
-        let e = read_threads_table(&dir.join("t.csv")).unwrap_err();
+        let e = read_threads_table(&dir.join("t.csv"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("64 threads appear twice"), "{e}");
         // Rates no fit could reach, and a column twice.
         std::fs::write(dir.join("s.csv"), "threads,a\n64,99\n").unwrap();
-        let e = read_threads_table(&dir.join("s.csv")).unwrap_err();
+        let e = read_threads_table(&dir.join("s.csv"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rates from 100"), "{e}");
         std::fs::write(dir.join("u.csv"), "threads,a,a\n64,100,200\n").unwrap();
-        let e = read_threads_table(&dir.join("u.csv")).unwrap_err();
+        let e = read_threads_table(&dir.join("u.csv"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("column 'a' appears twice"), "{e}");
         std::fs::write(dir.join("v.csv"), "buckets,ops/sec\n0,0.5\n").unwrap();
         assert!(read_published(&dir.join("v.csv")).is_err());

@@ -8,6 +8,7 @@ use super::published::{PublishedTable, TABLE_2013, read_threads_table};
 use super::seed_box::scenario_with_keys;
 use super::templates::seed003_box_template;
 use crate::hashers::{Builtin, HashKey};
+use crate::sim::SimError;
 use crate::sim::calibrate::global_hash_size;
 use crate::sim::hashcost::hash_cost;
 use crate::sim::kernel::Kernel;
@@ -47,7 +48,7 @@ pub const SEED003_KEY_SETS: u64 = 3;
 pub fn validate_seed003(
     data_dir: &Path,
     len: SimLength,
-) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+) -> Result<(MachineProfile, Vec<ValidationRow>), SimError> {
     validate_seed003_with(data_dir, &seed003_box_template(), len)
 }
 
@@ -57,7 +58,7 @@ pub fn validate_seed003_with(
     data_dir: &Path,
     template: &MachineProfile,
     len: SimLength,
-) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+) -> Result<(MachineProfile, Vec<ValidationRow>), SimError> {
     seed003_mech(data_dir, template, len, Mechanisms::default())
 }
 
@@ -67,7 +68,7 @@ pub(super) fn seed003_mech(
     template: &MachineProfile,
     len: SimLength,
     mech: Mechanisms,
-) -> Result<(MachineProfile, Vec<ValidationRow>), String> {
+) -> Result<(MachineProfile, Vec<ValidationRow>), SimError> {
     let table = read_threads_table(&data_dir.join(TABLE_2013))?;
     let template = template.clone();
     let designs = seed003_designs(template.cpus);
@@ -76,38 +77,38 @@ pub(super) fn seed003_mech(
         .iter()
         .find(|c| !designs.iter().any(|(n, _, _)| n == c))
     {
-        return Err(format!(
+        return Err(SimError::BadRequest(format!(
             "{TABLE_2013}: unknown column '{unknown}' (the columns are {})",
             designs.map(|(n, _, _)| n).join(", ")
-        ));
+        )));
     }
     let h = Builtin::by_name("jhash2", HashKey::DEFAULT)
         .expect("registry")
         .shared();
     let hash_ns = hash_cost(&template, &h)?.ns;
     let cpus: Vec<u32> = (0..template.cpus).collect();
-    let cell = |config: &str, threads: u64| -> Result<f64, String> {
+    let cell = |config: &str, threads: u64| -> Result<f64, SimError> {
         let c = table
             .columns
             .iter()
             .position(|n| n == config)
-            .ok_or_else(|| format!("{TABLE_2013}: no column '{config}'"))?;
+            .ok_or_else(|| SimError::Data(format!("{TABLE_2013}: no column '{config}'")))?;
         table
             .rows
             .iter()
             .find(|r| r.0 == threads)
             .map(|r| r.1[c])
-            .ok_or_else(|| format!("{TABLE_2013}: no row for {threads} threads"))
+            .ok_or_else(|| SimError::Data(format!("{TABLE_2013}: no row for {threads} threads")))
     };
     // Two single-row calibrations do not fit two parameters on two different scenarios;
     // alternate: outside_ns on the uncontended cell, the hand-off on the contended one.
     let mut p = template.clone();
     // The fitted cells, like every predicted one, are the mean over the key sets.
-    let setup = |config: &str, threads: u64| -> Result<(Vec<SimWorkload>, f64), String> {
+    let setup = |config: &str, threads: u64| -> Result<(Vec<SimWorkload>, f64), SimError> {
         let (_, d, g) = *designs
             .iter()
             .find(|(n, _, _)| *n == config)
-            .ok_or_else(|| format!("{TABLE_2013}: no column '{config}'"))?;
+            .ok_or_else(|| SimError::Data(format!("{TABLE_2013}: no column '{config}'")))?;
         let workloads = (1..=mech.key_sets(SEED003_KEY_SETS))
             .map(|k| {
                 let mut sc =
@@ -115,7 +116,7 @@ pub(super) fn seed003_mech(
                 sc.global_buckets = g;
                 Ok(sc.workload(&h, 0))
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, SimError>>()?;
         Ok((workloads, cell(config, threads)?))
     };
     let mean_rate = |q: &MachineProfile, ws: &[SimWorkload]| {
@@ -151,8 +152,11 @@ pub(super) fn seed003_mech(
         SEED003_FIT[0].0, SEED003_FIT[0].1, SEED003_FIT[1].0, SEED003_FIT[1].1
     );
     let most = table.rows.iter().map(|r| r.0).max().unwrap_or(1) as usize;
-    crate::sim::check_clock(&p, most, hash_ns, len)
-        .map_err(|e| format!("{TABLE_2013}: the profile fitted to it cannot run: {e}"))?;
+    crate::sim::check_clock(&p, most, hash_ns, len).map_err(|e| {
+        SimError::Data(format!(
+            "{TABLE_2013}: the profile fitted to it cannot run: {e}"
+        ))
+    })?;
     let rows = predict_seed003_reps(&table, std::slice::from_ref(&p), hash_ns, len, mech)
         .into_iter()
         .map(|(r, _)| r)
@@ -259,7 +263,7 @@ mod tests {
             warmup_ops: 10,
             measured_ops: 10,
         };
-        let e = validate_seed003(&dir, len).unwrap_err();
+        let e = validate_seed003(&dir, len).unwrap_err().to_string();
         assert!(e.contains("unknown column 'foo'"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -12,6 +12,7 @@ use super::published::{
 };
 use super::templates::{IVB_EP_REMOTE_RATIO, seed002_box};
 use crate::hashers::{Builtin, HashKey, SharedHasher};
+use crate::sim::SimError;
 use crate::sim::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, global_hash_size};
 use crate::sim::hashcost::hash_cost;
 use crate::sim::profile::MachineProfile;
@@ -27,7 +28,7 @@ pub fn calibrate_seed_box(
     template: &MachineProfile,
     rows: [usize; 2],
     len: SimLength,
-) -> Result<MachineProfile, String> {
+) -> Result<MachineProfile, SimError> {
     calibrate_seed_box_mech(data_dir, template, rows, len, Mechanisms::default())
 }
 
@@ -38,13 +39,15 @@ pub(super) fn calibrate_seed_box_mech(
     rows: [usize; 2],
     len: SimLength,
     mech: Mechanisms,
-) -> Result<MachineProfile, String> {
+) -> Result<MachineProfile, SimError> {
     let t = read_published(&data_dir.join(TABLE_240))?;
-    let pick = |i: usize| -> Result<(u64, f64), String> {
-        let (b, r) = t
-            .rows
-            .get(i)
-            .ok_or_else(|| format!("row {i} does not exist (the table has {})", t.rows.len()))?;
+    let pick = |i: usize| -> Result<(u64, f64), SimError> {
+        let (b, r) = t.rows.get(i).ok_or_else(|| {
+            SimError::BadRequest(format!(
+                "row {i} does not exist (the table has {})",
+                t.rows.len()
+            ))
+        })?;
         Ok((*b, r[0]))
     };
     let mut p = calibrate_seed_box_on(template, [pick(rows[0])?, pick(rows[1])?], len, mech)?;
@@ -61,7 +64,7 @@ fn calibrate_seed_box_on(
     obs: [(u64, f64); 2],
     len: SimLength,
     mech: Mechanisms,
-) -> Result<MachineProfile, String> {
+) -> Result<MachineProfile, SimError> {
     let sc = scenario(
         240,
         (0..template.cpus).collect(),
@@ -93,7 +96,7 @@ fn scenario(
     all_cpus: u32,
     design: Design,
     mech: Mechanisms,
-) -> Result<Scenario, String> {
+) -> Result<Scenario, SimError> {
     scenario_with_keys(threads, cpus, all_cpus, design, 1, mech)
 }
 
@@ -105,9 +108,10 @@ pub(super) fn scenario_with_keys(
     design: Design,
     key_set: u64,
     mech: Mechanisms,
-) -> Result<Scenario, String> {
+) -> Result<Scenario, SimError> {
     Ok(Scenario {
-        keys_per_thread: perf_keys_per_thread(threads, PERF_FUTEXES, key_set)?,
+        keys_per_thread: perf_keys_per_thread(threads, PERF_FUTEXES, key_set)
+            .map_err(SimError::BadRequest)?,
         cpus,
         global_buckets: global_hash_size(all_cpus),
         op: SimOp::WaitFail,
@@ -124,7 +128,7 @@ pub fn predict_published(
     profile: &MachineProfile,
     calibration: [usize; 2],
     len: SimLength,
-) -> Result<Vec<ValidationRow>, String> {
+) -> Result<Vec<ValidationRow>, SimError> {
     Ok(predict_published_reps(
         data_dir,
         std::slice::from_ref(profile),
@@ -147,7 +151,7 @@ pub fn predict_published_reps(
     len: SimLength,
     only: Option<&str>,
     mech: Mechanisms,
-) -> Result<Vec<(ValidationRow, Vec<f64>)>, String> {
+) -> Result<Vec<(ValidationRow, Vec<f64>)>, SimError> {
     let profile = &profiles[0];
     let node1: Vec<u32> = profile.node_cpus(profile.nodes.saturating_sub(1));
     let all: Vec<u32> = (0..profile.cpus).collect();
@@ -173,7 +177,7 @@ pub fn predict_published_reps(
         }
         for (c, header) in table.columns.iter().enumerate() {
             let name = hasher_for_column(header)
-                .ok_or_else(|| format!("{file}: unknown column '{header}'"))?;
+                .ok_or_else(|| SimError::Data(format!("{file}: unknown column '{header}'")))?;
             for (i, (buckets, rates)) in table.rows.iter().enumerate() {
                 jobs.push((ci, *file, name, i, *buckets, rates[c]));
             }
@@ -232,7 +236,7 @@ pub fn predict_published_reps(
 pub fn validate_futex_numa(
     profile: &MachineProfile,
     len: SimLength,
-) -> Result<ValidationRow, String> {
+) -> Result<ValidationRow, SimError> {
     Ok(futex_numa_reps(
         std::slice::from_ref(profile),
         Some(IVB_EP_REMOTE_RATIO),
@@ -249,7 +253,7 @@ pub(super) fn futex_numa_reps(
     ratio: Option<f64>,
     len: SimLength,
     mech: Mechanisms,
-) -> Result<(ValidationRow, Vec<f64>), String> {
+) -> Result<(ValidationRow, Vec<f64>), SimError> {
     let published =
         FUTEX_NUMA_SEPARATED.iter().sum::<f64>() / FUTEX_NUMA_FORCED.iter().sum::<f64>();
     let mut v = Vec::new();
@@ -272,7 +276,7 @@ pub(super) fn futex_numa_reps(
 pub fn validate_pinning(
     profile: &MachineProfile,
     len: SimLength,
-) -> Result<Vec<ValidationRow>, String> {
+) -> Result<Vec<ValidationRow>, SimError> {
     Ok(predict_pinning_reps(
         std::slice::from_ref(profile),
         len,
@@ -291,11 +295,9 @@ pub fn predict_pinning_reps(
     len: SimLength,
     smt_fitted: bool,
     mech: Mechanisms,
-) -> Result<Vec<(ValidationRow, Vec<f64>)>, String> {
+) -> Result<Vec<(ValidationRow, Vec<f64>)>, SimError> {
     let profile = &profiles[0];
-    let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT)
-        .map_err(|e| e.to_string())?
-        .shared();
+    let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT)?.shared();
     let ns = hash_cost(profile, &jhash)?.ns;
     let cpus_of = |mask: u64| -> Vec<u32> {
         match mask {
@@ -312,7 +314,7 @@ pub fn predict_pinning_reps(
     let scenarios = PINNING_110
         .iter()
         .map(|&(mask, _, _)| scenario(110, cpus_of(mask), profile.cpus, Design::default(), mech))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, SimError>>()?;
     let reps = profiles.len();
     let rates = parallel_map(jobs.len() * reps, |k| {
         let (j, r) = (k / reps, k % reps);
@@ -358,8 +360,9 @@ pub fn refit_on_runs(
     template: &MachineProfile,
     rows: [usize; 2],
     len: SimLength,
-) -> Result<(CalibrationSpread, Vec<MachineProfile>), String> {
-    let runs = read_runs(data_dir)?.ok_or_else(|| format!("no {TABLE_240_RUNS} in the data"))?;
+) -> Result<(CalibrationSpread, Vec<MachineProfile>), SimError> {
+    let runs = read_runs(data_dir)?
+        .ok_or_else(|| SimError::Data(format!("no {TABLE_240_RUNS} in the data")))?;
     let table = read_published(&data_dir.join(TABLE_240))?;
     let mut fits = Vec::new();
     for k in 0..runs.columns.len() {
