@@ -4,7 +4,6 @@
 //! [`super::format`]'s; user documentation in `docs/capture.md`.
 
 use super::format::{self, EndReason};
-use super::run::Target;
 use super::script::ProbePath;
 
 /// Cuts the time-ordered event lines to the longest prefix within `max_events` lines and
@@ -47,25 +46,10 @@ pub(super) struct Header<'a> {
     pub kernel_key_note: Option<&'a str>,
     pub bpftrace_version: String,
     pub syscalls: Vec<&'a str>,
-    pub target: &'a Target,
+    /// The `target=` value.
+    pub target: String,
     pub root: u32,
     pub started_unix: u64,
-}
-
-/// The header's `target=` value: `pid:PID`, or `cmd:` and the arguments joined by `_`
-/// with their whitespace replaced (the header splits on whitespace).
-fn target_field(target: &Target) -> String {
-    match target {
-        Target::Pid(p) => format!("pid:{p}"),
-        Target::Command(argv) => format!(
-            "cmd:{}",
-            argv.iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("\u{1f}")
-                .replace(|c: char| c.is_whitespace() || c == '\u{1f}', "_")
-        ),
-    }
 }
 
 /// The whole file: header, column comment, `events` in order, trailer.
@@ -90,7 +74,7 @@ pub(super) fn capture_text(
         ("kernel", kernel),
         ("bpftrace", h.bpftrace_version.clone()),
         ("syscalls", h.syscalls.join(",")),
-        ("target", target_field(h.target)),
+        ("target", h.target.clone()),
         ("root", h.root.to_string()),
         ("started_unix", h.started_unix.to_string()),
         ("clock", "monotonic_ns".into()),

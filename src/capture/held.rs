@@ -2,12 +2,15 @@
 //! pipe until bpftrace is attached, then `execv`s the command (see [`super::run`]'s module
 //! docs for the order of events), and is waited for, signalled and reaped from here.
 
-use super::run::{CaptureError, TARGET_EXIT_TIMEOUT};
+use super::error::CaptureError;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
+
+/// How long a started command may take to exit after SIGTERM.
+pub const TARGET_EXIT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A command forked and held before `execv` until [`HeldChild::release`].
 pub(super) struct HeldChild {

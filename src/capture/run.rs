@@ -29,9 +29,11 @@
 //! bpftrace runs in its own process group (a terminal's Ctrl-C reaches only us and the
 //! target), and both children get `PR_SET_PDEATHSIG` so that neither outlives us.
 
+pub use super::error::CaptureError;
 use super::file::{self, cut_to_limits};
 use super::format::{EndReason, Syscall};
 use super::held::HeldChild;
+pub use super::held::TARGET_EXIT_TIMEOUT;
 use super::script::{self, KernelFeatures, ProbePath};
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader};
@@ -41,8 +43,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::thread;
 use std::time::{Duration, Instant};
-use std::{fmt, thread};
 
 /// How long bpftrace may take to attach its probes.
 pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(90);
@@ -51,8 +53,6 @@ pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(90);
 pub const STOP_GRACE: Duration = Duration::from_secs(1);
 /// How long the lines already read from a killed bpftrace are still taken.
 pub const AFTER_KILL: Duration = Duration::from_millis(300);
-/// How long a started command may take to exit after SIGTERM.
-pub const TARGET_EXIT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Quiet time after the target exits before bpftrace is stopped (its buffers drain).
 pub const DRAIN: Duration = Duration::from_millis(300);
 /// Longest wait for that quiet time (a stream that never pauses is cut here).
@@ -88,40 +88,6 @@ pub struct CaptureOptions {
     /// Try the kernel-key probes when the kernel seems to allow them.
     pub kernel_key: bool,
 }
-
-/// Why a capture could not be done. Everything but [`CaptureError::Runtime`] is found
-/// before the target runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CaptureError {
-    /// bpftrace is not on `PATH`.
-    BpftraceMissing,
-    /// Not allowed to load BPF programs.
-    Permission(String),
-    /// The kernel lacks what the capture needs (tracefs, tracepoints).
-    Kernel(String),
-    /// The target does not exist, cannot be run, or exited before the capture started.
-    Target(String),
-    /// bpftrace refused the script.
-    Bpftrace(String),
-    /// Something failed while capturing or writing.
-    Runtime(String),
-}
-
-impl fmt::Display for CaptureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CaptureError::BpftraceMissing => {
-                f.write_str("bpftrace not found on PATH; install it with: apt-get install bpftrace")
-            }
-            CaptureError::Permission(s)
-            | CaptureError::Kernel(s)
-            | CaptureError::Target(s)
-            | CaptureError::Bpftrace(s)
-            | CaptureError::Runtime(s) => f.write_str(s),
-        }
-    }
-}
-impl std::error::Error for CaptureError {}
 
 /// What a finished capture did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -580,7 +546,7 @@ pub fn capture(
         kernel_key_note: kernel_key_note.as_deref(),
         bpftrace_version: bpftrace_version(&bin),
         syscalls: features.syscalls.iter().map(|s| s.name()).collect(),
-        target: &opts.target,
+        target: target_field(&opts.target),
         root,
         started_unix: started,
     };
@@ -603,6 +569,22 @@ pub fn capture(
         root,
         exit_code,
     })
+}
+
+/// The header's `target=` value: `pid:PID`, or `cmd:` and the arguments joined by `_`
+/// with their whitespace replaced (the header splits on whitespace).
+fn target_field(target: &Target) -> String {
+    match target {
+        Target::Pid(p) => format!("pid:{p}"),
+        Target::Command(argv) => format!(
+            "cmd:{}",
+            argv.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+                .replace(|c: char| c.is_whitespace() || c == '\u{1f}', "_")
+        ),
+    }
 }
 
 /// The checks before anything is looked up or started: `--seconds` is valid, bpftrace is
