@@ -399,10 +399,22 @@ fn adjacent_keys(packed: &GlobalTable<Builtin, Packed>) -> [FutexKey; 2] {
 /// `futexes` is perf's F for the first two figures. Takes about `8 × reps × runtime`.
 pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Figures, BenchError> {
     let jhash = Builtin::by_name("jhash2", HashKey::DEFAULT).expect("jhash2");
-    let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
-    let mut figures = Vec::new();
+    let mut figures = vec![model_vs_kernel(jhash, runtime, futexes, reps)?];
+    figures.extend(scaling_figures(&ScalingRuns::measure(
+        jhash, runtime, futexes, reps,
+    )?));
+    figures.push(aligned_vs_packed(jhash, runtime, reps)?);
+    Ok(Figures { figures })
+}
 
-    // (a) model op vs syscall, 1 thread.
+/// (a) model op vs syscall, 1 thread.
+fn model_vs_kernel(
+    jhash: Builtin,
+    runtime: Duration,
+    futexes: usize,
+    reps: usize,
+) -> Result<Figure, BenchError> {
+    let jaddr = Builtin::by_name("jhash2-addr", HashKey::DEFAULT).expect("jhash2-addr");
     let mut spec = ModelSpec::new(jhash.shared(), TableKind::Private);
     spec.private_hasher = Some(jaddr.shared());
     let model = TableBackend::by_address(
@@ -416,7 +428,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         || runner::run(&KernelBackend { shared: false }, &one).map_err(rt),
         ns_per_op_cpu,
     )?;
-    figures.push(Figure::from_runs(
+    Ok(Figure::from_runs(
         "model_vs_kernel",
         format!("model op ({})", model.table.describe()),
         a,
@@ -425,94 +437,124 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         "ns/op (CPU time)",
         "a small fraction (< 1)",
         share,
-    ));
+    ))
+}
 
-    // (b) 2 threads vs 1 on a large aligned table.
-    let mut spec = ModelSpec::new(jhash.shared(), TableKind::Global);
-    spec.buckets = Some(65536);
-    let big = TableBackend::by_address(
-        ModelTable::build(spec).map_err(|e| BenchError::runtime(e.to_string()))?,
-        false,
-    );
-    let two = RunConfig::new(2, futexes, runtime, Workload::Hash);
-    // The table's and the trivially parallel loop's runs alternate within each repetition
-    // (table 2, table 1, loop 2, loop 1), so the loop measures what the machine gave at the
-    // same moments the table ran.
-    let (mut ra, mut rb, mut ma, mut mb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..reps.max(1) {
-        ra.push(runner::run(&big, &two).map_err(rt)?);
-        rb.push(runner::run(&big, &one).map_err(rt)?);
-        ma.push(runner::run(&ParallelLoop, &two).map_err(rt)?);
-        mb.push(runner::run(&ParallelLoop, &one).map_err(rt)?);
+/// (b)'s runs: 2 threads and 1 on a large aligned table, and on [`ParallelLoop`].
+struct ScalingRuns {
+    table_two: Vec<RunOutcome>,
+    table_one: Vec<RunOutcome>,
+    loop_two: Vec<RunOutcome>,
+    loop_one: Vec<RunOutcome>,
+}
+
+impl ScalingRuns {
+    fn measure(
+        jhash: Builtin,
+        runtime: Duration,
+        futexes: usize,
+        reps: usize,
+    ) -> Result<Self, BenchError> {
+        let mut spec = ModelSpec::new(jhash.shared(), TableKind::Global);
+        spec.buckets = Some(65536);
+        let big = TableBackend::by_address(
+            ModelTable::build(spec).map_err(|e| BenchError::runtime(e.to_string()))?,
+            false,
+        );
+        let one = RunConfig::new(1, futexes, runtime, Workload::Hash);
+        let two = RunConfig::new(2, futexes, runtime, Workload::Hash);
+        // The table's and the trivially parallel loop's runs alternate within each
+        // repetition (table 2, table 1, loop 2, loop 1), so the loop measures what the
+        // machine gave at the same moments the table ran.
+        let mut r = ScalingRuns {
+            table_two: Vec::new(),
+            table_one: Vec::new(),
+            loop_two: Vec::new(),
+            loop_one: Vec::new(),
+        };
+        for _ in 0..reps.max(1) {
+            r.table_two.push(runner::run(&big, &two).map_err(rt)?);
+            r.table_one.push(runner::run(&big, &one).map_err(rt)?);
+            r.loop_two
+                .push(runner::run(&ParallelLoop, &two).map_err(rt)?);
+            r.loop_one
+                .push(runner::run(&ParallelLoop, &one).map_err(rt)?);
+        }
+        Ok(r)
     }
-    let share = ra.iter().chain(&rb).map(cpu_share).fold(1.0, f64::min);
-    let mshare = ma.iter().chain(&mb).map(cpu_share).fold(1.0, f64::min);
+}
+
+/// (b) 2 threads vs 1 on a large aligned table, against the machine's own scaling.
+fn scaling_figures(r: &ScalingRuns) -> Vec<Figure> {
+    let (ra, rb, ma, mb) = (&r.table_two, &r.table_one, &r.loop_two, &r.loop_one);
+    let share = ra.iter().chain(rb).map(cpu_share).fold(1.0, f64::min);
+    let mshare = ma.iter().chain(mb).map(cpu_share).fold(1.0, f64::min);
     let ratios = |x: &[RunOutcome], y: &[RunOutcome], m: fn(&RunOutcome) -> f64| -> Vec<f64> {
         x.iter().zip(y).map(|(p, q)| m(p) / m(q)).collect()
     };
     let of =
         |v: &[RunOutcome], m: fn(&RunOutcome) -> f64| -> Vec<f64> { v.iter().map(m).collect() };
-    figures.push(Figure::from_runs(
-        "two_threads_vs_one",
-        "2 threads, 65536 aligned buckets".into(),
-        of(&ra, total_rate),
-        "1 thread".into(),
-        of(&rb, total_rate),
-        "total ops/sec",
-        "close to 2 (2 free CPUs)",
-        share,
-    ));
-    figures.push(Figure::from_runs(
-        "two_threads_vs_one_cpu",
-        "2 threads, 65536 aligned buckets (per CPU-second)".into(),
-        of(&ra, total_cpu_rate),
-        "1 thread (per CPU-second)".into(),
-        of(&rb, total_cpu_rate),
-        "total ops per CPU-second",
-        "close to 2 (no shared lines)",
-        share,
-    ));
-    figures.push(Figure::from_runs(
-        "machine_two_threads_vs_one_cpu",
-        "2 threads, trivially parallel loop (per CPU-second)".into(),
-        of(&ma, total_cpu_rate),
-        "1 thread (per CPU-second)".into(),
-        of(&mb, total_cpu_rate),
-        "total loops per CPU-second",
-        "the machine's own scaling (2 = perfect)",
-        mshare,
-    ));
-    figures.push(
+    vec![
+        Figure::from_runs(
+            "two_threads_vs_one",
+            "2 threads, 65536 aligned buckets".into(),
+            of(ra, total_rate),
+            "1 thread".into(),
+            of(rb, total_rate),
+            "total ops/sec",
+            "close to 2 (2 free CPUs)",
+            share,
+        ),
+        Figure::from_runs(
+            "two_threads_vs_one_cpu",
+            "2 threads, 65536 aligned buckets (per CPU-second)".into(),
+            of(ra, total_cpu_rate),
+            "1 thread (per CPU-second)".into(),
+            of(rb, total_cpu_rate),
+            "total ops per CPU-second",
+            "close to 2 (no shared lines)",
+            share,
+        ),
+        Figure::from_runs(
+            "machine_two_threads_vs_one_cpu",
+            "2 threads, trivially parallel loop (per CPU-second)".into(),
+            of(ma, total_cpu_rate),
+            "1 thread (per CPU-second)".into(),
+            of(mb, total_cpu_rate),
+            "total loops per CPU-second",
+            "the machine's own scaling (2 = perfect)",
+            mshare,
+        ),
         Figure::from_runs(
             "table_scaling_vs_machine",
             "table: 2 threads vs 1 per CPU-second".into(),
-            ratios(&ra, &rb, total_cpu_rate),
+            ratios(ra, rb, total_cpu_rate),
             "machine: 2 threads vs 1 per CPU-second".into(),
-            ratios(&ma, &mb, total_cpu_rate),
+            ratios(ma, mb, total_cpu_rate),
             "ratio",
             "paired A/B >= 0.95 (the table scales like the machine)",
             share.min(mshare),
         )
         .judged(|f| f.paired_ratio_median >= 0.95),
-    );
-    // The table's one-thread rate in units of the machine's loop at the same moments: the
-    // figure that stays put when the machine itself speeds up or slows down (on a KVM
-    // guest the host's load moves both by tens of per cent within minutes).
-    figures.push(
+        // The table's one-thread rate in units of the machine's loop at the same moments:
+        // the figure that stays put when the machine itself speeds up or slows down (on a
+        // KVM guest the host's load moves both by tens of per cent within minutes).
         Figure::from_runs(
             "table_vs_machine_one_thread",
             "table: 1 thread, ops per CPU-second".into(),
-            of(&rb, total_cpu_rate),
+            of(rb, total_cpu_rate),
             "machine: 1 thread, loops per CPU-second".into(),
-            of(&mb, total_cpu_rate),
+            of(mb, total_cpu_rate),
             "table ops, loop iterations (each per CPU-second)",
             "paired A/B runs within ±5% (stability)",
             share.min(mshare),
         )
         .judged(|f| f.ratio_spread_pct <= 5.0),
-    );
+    ]
+}
 
-    // (c) aligned vs packed, two threads on adjacent buckets.
+/// (c) aligned vs packed, two threads on adjacent buckets.
+fn aligned_vs_packed(jhash: Builtin, runtime: Duration, reps: usize) -> Result<Figure, BenchError> {
     let geo = Geometry {
         nodes: 1,
         per_node: FS_BUCKETS,
@@ -538,7 +580,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         || runner::run(&packed, &fs).map_err(rt),
         mean_cpu_rate,
     )?;
-    figures.push(Figure::from_runs(
+    Ok(Figure::from_runs(
         "aligned_vs_packed",
         format!(
             "{}: 2 threads on adjacent buckets",
@@ -550,8 +592,7 @@ pub fn compare_with(runtime: Duration, futexes: usize, reps: usize) -> Result<Fi
         "ops per CPU-second per thread",
         "> 1 (false sharing in packed)",
         share,
-    ));
-    Ok(Figures { figures })
+    ))
 }
 
 /// [`compare_with`] with 3 repetitions.

@@ -14,10 +14,16 @@
 //!   applied to it; user documentation in `docs/capture.md`.
 //! - [`script`]: which probes this kernel has, and the generated bpftrace program.
 //! - [`run`]: starting the target and bpftrace, stopping them, writing the file.
+//! - `error`: [`CaptureError`].
+//! - `held`: the command forked and held until bpftrace is attached.
+//! - `file`: the file's text: the events cut to the limits, header and trailer.
 //!
 //! This module knows nothing about the command line: errors are [`run::CaptureError`]
 //! values, which the CLI maps to exit statuses.
 
+mod error;
+mod file;
+mod held;
 pub mod run;
 pub mod script;
 

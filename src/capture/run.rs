@@ -29,9 +29,13 @@
 //! bpftrace runs in its own process group (a terminal's Ctrl-C reaches only us and the
 //! target), and both children get `PR_SET_PDEATHSIG` so that neither outlives us.
 
-use super::format::{self, EndReason, Syscall};
+pub use super::error::CaptureError;
+use super::file::{self, cut_to_limits};
+use super::format::{EndReason, Syscall};
+use super::held::HeldChild;
+pub use super::held::TARGET_EXIT_TIMEOUT;
 use super::script::{self, KernelFeatures, ProbePath};
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -39,8 +43,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::thread;
 use std::time::{Duration, Instant};
-use std::{fmt, thread};
 
 /// How long bpftrace may take to attach its probes.
 pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(90);
@@ -49,8 +53,6 @@ pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(90);
 pub const STOP_GRACE: Duration = Duration::from_secs(1);
 /// How long the lines already read from a killed bpftrace are still taken.
 pub const AFTER_KILL: Duration = Duration::from_millis(300);
-/// How long a started command may take to exit after SIGTERM.
-pub const TARGET_EXIT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Quiet time after the target exits before bpftrace is stopped (its buffers drain).
 pub const DRAIN: Duration = Duration::from_millis(300);
 /// Longest wait for that quiet time (a stream that never pauses is cut here).
@@ -86,40 +88,6 @@ pub struct CaptureOptions {
     /// Try the kernel-key probes when the kernel seems to allow them.
     pub kernel_key: bool,
 }
-
-/// Why a capture could not be done. Everything but [`CaptureError::Runtime`] is found
-/// before the target runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CaptureError {
-    /// bpftrace is not on `PATH`.
-    BpftraceMissing,
-    /// Not allowed to load BPF programs.
-    Permission(String),
-    /// The kernel lacks what the capture needs (tracefs, tracepoints).
-    Kernel(String),
-    /// The target does not exist, cannot be run, or exited before the capture started.
-    Target(String),
-    /// bpftrace refused the script.
-    Bpftrace(String),
-    /// Something failed while capturing or writing.
-    Runtime(String),
-}
-
-impl fmt::Display for CaptureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CaptureError::BpftraceMissing => {
-                f.write_str("bpftrace not found on PATH; install it with: apt-get install bpftrace")
-            }
-            CaptureError::Permission(s)
-            | CaptureError::Kernel(s)
-            | CaptureError::Target(s)
-            | CaptureError::Bpftrace(s)
-            | CaptureError::Runtime(s) => f.write_str(s),
-        }
-    }
-}
-impl std::error::Error for CaptureError {}
 
 /// What a finished capture did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -252,186 +220,6 @@ pub fn stop_on_signals() -> &'static AtomicBool {
         }
     }
     &STOP
-}
-
-/// A command forked and held before `execv` until [`HeldChild::release`].
-struct HeldChild {
-    pid: libc::pid_t,
-    go: libc::c_int,
-    exec_status: libc::c_int,
-    reaped: Option<i32>,
-}
-
-fn pipe_cloexec() -> Result<[libc::c_int; 2], CaptureError> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
-    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    if r != 0 {
-        return Err(CaptureError::Runtime(format!(
-            "pipe: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(fds)
-}
-
-impl HeldChild {
-    fn spawn(prog: &Path, argv: &[OsString]) -> Result<HeldChild, CaptureError> {
-        let cstr = |s: &OsStr| {
-            CString::new(s.as_bytes()).map_err(|_| {
-                CaptureError::Target(format!(
-                    "argument '{}' contains a NUL byte",
-                    s.to_string_lossy()
-                ))
-            })
-        };
-        let prog_c = cstr(prog.as_os_str())?;
-        let args_c: Vec<CString> = argv.iter().map(|a| cstr(a)).collect::<Result<_, _>>()?;
-        let mut argv_p: Vec<*const libc::c_char> = args_c.iter().map(|a| a.as_ptr()).collect();
-        argv_p.push(std::ptr::null());
-        let [go_r, go_w] = pipe_cloexec()?;
-        let [st_r, st_w] = pipe_cloexec()?;
-        // SAFETY: getpid has no preconditions.
-        let parent = unsafe { libc::getpid() };
-        // SAFETY: fork is called with everything the child needs already allocated; the
-        // child only calls async-signal-safe functions (close, prctl, getppid, read, execv,
-        // write, _exit) on memory prepared before the fork, so the state of other threads'
-        // locks (e.g. malloc's) does not matter.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(CaptureError::Runtime(format!(
-                "fork: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        if pid == 0 {
-            // SAFETY: in the child: only async-signal-safe calls on pre-fork memory (see
-            // above); every path ends in execv or _exit, never returning into Rust code.
-            unsafe {
-                libc::close(go_w);
-                libc::close(st_r);
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                if libc::getppid() != parent {
-                    libc::_exit(127);
-                }
-                let mut b = 0u8;
-                loop {
-                    let n = libc::read(go_r, (&mut b as *mut u8).cast(), 1);
-                    if n == 1 {
-                        break;
-                    }
-                    if n < 0 && *libc::__errno_location() == libc::EINTR {
-                        continue;
-                    }
-                    libc::_exit(127); // the capture gave up: never run the command
-                }
-                libc::execv(prog_c.as_ptr(), argv_p.as_ptr());
-                let e = *libc::__errno_location();
-                libc::write(st_w, (&e as *const libc::c_int).cast(), 4);
-                libc::_exit(127);
-            }
-        }
-        // SAFETY: closing the child's ends of our own pipes in the parent.
-        unsafe {
-            libc::close(go_r);
-            libc::close(st_w);
-        }
-        Ok(HeldChild {
-            pid,
-            go: go_w,
-            exec_status: st_r,
-            reaped: None,
-        })
-    }
-
-    /// Lets the child exec; `Err` if the exec failed.
-    fn release(&mut self, prog: &Path) -> Result<(), CaptureError> {
-        let b = 1u8;
-        // SAFETY: writing one byte from a valid buffer to our own pipe, then closing it.
-        unsafe {
-            libc::write(self.go, (&b as *const u8).cast(), 1);
-            libc::close(self.go);
-        }
-        self.go = -1;
-        let mut e: libc::c_int = 0;
-        // SAFETY: reading at most 4 bytes into a 4-byte integer; EOF (0) means the exec
-        // succeeded (the pipe is close-on-exec).
-        let n = unsafe { libc::read(self.exec_status, (&mut e as *mut libc::c_int).cast(), 4) };
-        // SAFETY: closing our own descriptor once.
-        unsafe { libc::close(self.exec_status) };
-        self.exec_status = -1;
-        if n == 4 {
-            self.wait(true);
-            return Err(CaptureError::Target(format!(
-                "cannot run '{}': {}",
-                prog.display(),
-                std::io::Error::from_raw_os_error(e)
-            )));
-        }
-        Ok(())
-    }
-
-    /// Reaps the child (blocking or not); `true` once it has exited.
-    fn wait(&mut self, block: bool) -> bool {
-        if self.reaped.is_some() {
-            return true;
-        }
-        let mut status = 0;
-        // SAFETY: waitpid on our own child with a valid status pointer.
-        let r =
-            unsafe { libc::waitpid(self.pid, &mut status, if block { 0 } else { libc::WNOHANG }) };
-        if r == self.pid {
-            self.reaped = Some(status);
-            true
-        } else {
-            r < 0 // ECHILD: nothing left to wait for
-        }
-    }
-
-    fn signal(&self, sig: libc::c_int) {
-        if self.reaped.is_none() {
-            // SAFETY: signalling our own, not yet reaped child (its pid cannot be reused).
-            unsafe { libc::kill(self.pid, sig) };
-        }
-    }
-
-    /// Ends the child if it still runs: SIGTERM, then SIGKILL after `TARGET_EXIT_TIMEOUT`.
-    fn terminate(&mut self) {
-        self.terminate_by(Instant::now() + TARGET_EXIT_TIMEOUT);
-    }
-
-    /// Ends the child if it still runs: SIGTERM, then SIGKILL at `kill_at`.
-    fn terminate_by(&mut self, kill_at: Instant) {
-        if self.wait(false) {
-            return;
-        }
-        self.signal(libc::SIGTERM);
-        while !self.wait(false) {
-            if Instant::now() >= kill_at {
-                self.signal(libc::SIGKILL);
-                self.wait(true);
-                break;
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn exit_code(&self) -> Option<i32> {
-        let s = self.reaped?;
-        libc::WIFEXITED(s).then(|| libc::WEXITSTATUS(s))
-    }
-}
-
-impl Drop for HeldChild {
-    fn drop(&mut self) {
-        for fd in [self.go, self.exec_status] {
-            if fd >= 0 {
-                // SAFETY: closing our own descriptor that has not been closed yet.
-                unsafe { libc::close(fd) };
-            }
-        }
-        self.terminate();
-    }
 }
 
 /// One line from bpftrace.
@@ -698,21 +486,7 @@ pub fn capture(
     stop: &AtomicBool,
     mut note: impl FnMut(&str),
 ) -> Result<CaptureSummary, CaptureError> {
-    if let Some(s) = opts.seconds
-        && !(s > 0.0 && s.is_finite())
-    {
-        return Err(CaptureError::Target(format!(
-            "--seconds '{s}' must be a positive number"
-        )));
-    }
-    let bin = find_on_path(OsStr::new("bpftrace")).ok_or(CaptureError::BpftraceMissing)?;
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(CaptureError::Permission(
-            "capturing loads BPF programs and needs root (bpftrace runs only as root); run futexhash capture as root"
-                .into(),
-        ));
-    }
+    let bin = preflight(opts)?;
     let features = script::detect_features().map_err(CaptureError::Kernel)?;
     // Resolve the target before starting anything.
     let (prog, pid_root) = match &opts.target {
@@ -729,27 +503,8 @@ pub fn capture(
         (None, None) => unreachable!("a target is a pid or a command"),
     };
     let root = roots[0];
-    let mut got = Collected::default();
-    let mut kernel_key_note = features.no_kernel_key.clone();
-    if !opts.kernel_key && kernel_key_note.is_none() {
-        kernel_key_note = Some("not requested".into());
-    }
-    let mut path = if kernel_key_note.is_none() {
-        ProbePath::Kprobe
-    } else {
-        ProbePath::Tracepoint
-    };
-    let mut bt = match attach(&bin, &features, &roots, path, stop, &mut got) {
-        Ok(bt) => bt,
-        Err(CaptureError::Bpftrace(e) | CaptureError::Kernel(e)) if path == ProbePath::Kprobe => {
-            // The kernel-key probes did not attach: fall back to the tracepoints.
-            kernel_key_note = Some(format!("kprobe on get_futex_key failed: {e}"));
-            path = ProbePath::Tracepoint;
-            got = Collected::default();
-            attach(&bin, &features, &roots, path, stop, &mut got)?
-        }
-        Err(e) => return Err(e),
-    };
+    let (mut bt, path, kernel_key_note, mut got) =
+        attach_best(&bin, &features, &roots, opts.kernel_key, stop)?;
     if let Some(n) = &kernel_key_note {
         note(&format!(
             "probe=tracepoint: no kernel keys ({n}); shared keys are modelled as anonymous"
@@ -769,13 +524,142 @@ pub fn capture(
         (None, None) => unreachable!(),
     }
     note(&format!("capturing pid {root} ({})", path.as_str()));
+    let mut reason = collect_until_stop(opts, stop, &mut bt, &mut held, pid_root, &mut got);
+    stop_all(&mut bt, &mut held, &mut got);
+    if reason == EndReason::BpftraceExited && got.events.is_empty() {
+        return Err(CaptureError::Runtime(format!(
+            "bpftrace stopped unexpectedly: {}",
+            got.error_line()
+        )));
+    }
+    // Events of different CPUs arrive interleaved: order by time (stable, so a call's
+    // vector entries, which carry the call's time, stay behind it).
+    got.events.sort_by_key(|(t, _)| *t);
+    if let Some(limit) = cut_to_limits(&mut got.events, opts.max_events, opts.max_bytes) {
+        // Lines read while stopping went past a limit: the file ends at that limit.
+        if !matches!(reason, EndReason::MaxEvents | EndReason::MaxBytes) {
+            reason = limit;
+        }
+    }
+    let header = file::Header {
+        probe: path,
+        kernel_key_note: kernel_key_note.as_deref(),
+        bpftrace_version: bpftrace_version(&bin),
+        syscalls: features.syscalls.iter().map(|s| s.name()).collect(),
+        target: target_field(&opts.target),
+        root,
+        started_unix: started,
+    };
+    let exit_code = held.as_ref().and_then(HeldChild::exit_code);
+    let text = file::capture_text(&header, &got.events, got.lost, reason, exit_code);
+    crate::render::write_atomic(opts.output.as_deref(), text.as_bytes()).map_err(|e| {
+        CaptureError::Runtime(format!(
+            "cannot write capture '{}': {e}",
+            opts.output
+                .as_deref()
+                .map_or("stdout".into(), |p| p.display().to_string())
+        ))
+    })?;
+    Ok(CaptureSummary {
+        probe: path,
+        kernel_key_note,
+        events: got.events.len(),
+        lost: got.lost,
+        reason,
+        root,
+        exit_code,
+    })
+}
+
+/// The header's `target=` value: `pid:PID`, or `cmd:` and the arguments joined by `_`
+/// with their whitespace replaced (the header splits on whitespace).
+fn target_field(target: &Target) -> String {
+    match target {
+        Target::Pid(p) => format!("pid:{p}"),
+        Target::Command(argv) => format!(
+            "cmd:{}",
+            argv.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+                .replace(|c: char| c.is_whitespace() || c == '\u{1f}', "_")
+        ),
+    }
+}
+
+/// The checks before anything is looked up or started: `--seconds` is valid, bpftrace is
+/// on `PATH` (its path is returned), we are root.
+fn preflight(opts: &CaptureOptions) -> Result<PathBuf, CaptureError> {
+    if let Some(s) = opts.seconds
+        && !(s > 0.0 && s.is_finite())
+    {
+        return Err(CaptureError::Target(format!(
+            "--seconds '{s}' must be a positive number"
+        )));
+    }
+    let bin = find_on_path(OsStr::new("bpftrace")).ok_or(CaptureError::BpftraceMissing)?;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(CaptureError::Permission(
+            "capturing loads BPF programs and needs root (bpftrace runs only as root); run futexhash capture as root"
+                .into(),
+        ));
+    }
+    Ok(bin)
+}
+
+/// Attaches bpftrace with the kernel-key probes when they are wanted and the kernel seems
+/// to allow them, else (or when they fail to attach) with the tracepoints. Returns the
+/// running bpftrace, the path used, why kernel keys are not captured (if not), and what
+/// bpftrace printed so far.
+fn attach_best(
+    bin: &Path,
+    features: &KernelFeatures,
+    roots: &[u32],
+    kernel_key: bool,
+    stop: &AtomicBool,
+) -> Result<(Bpftrace, ProbePath, Option<String>, Collected), CaptureError> {
+    let mut got = Collected::default();
+    let mut kernel_key_note = features.no_kernel_key.clone();
+    if !kernel_key && kernel_key_note.is_none() {
+        kernel_key_note = Some("not requested".into());
+    }
+    let mut path = if kernel_key_note.is_none() {
+        ProbePath::Kprobe
+    } else {
+        ProbePath::Tracepoint
+    };
+    let bt = match attach(bin, features, roots, path, stop, &mut got) {
+        Ok(bt) => bt,
+        Err(CaptureError::Bpftrace(e) | CaptureError::Kernel(e)) if path == ProbePath::Kprobe => {
+            // The kernel-key probes did not attach: fall back to the tracepoints.
+            kernel_key_note = Some(format!("kprobe on get_futex_key failed: {e}"));
+            path = ProbePath::Tracepoint;
+            got = Collected::default();
+            attach(bin, features, roots, path, stop, &mut got)?
+        }
+        Err(e) => return Err(e),
+    };
+    Ok((bt, path, kernel_key_note, got))
+}
+
+/// Takes bpftrace's lines into `got` until a stop condition holds (see the module docs),
+/// and returns which.
+fn collect_until_stop(
+    opts: &CaptureOptions,
+    stop: &AtomicBool,
+    bt: &mut Bpftrace,
+    held: &mut Option<HeldChild>,
+    pid_root: Option<u32>,
+    got: &mut Collected,
+) -> EndReason {
     let deadline = opts
         .seconds
         .map(|s| Instant::now() + Duration::from_secs_f64(s.min(1e7)));
     let mut gone_since: Option<Instant> = None;
     let mut last_line = Instant::now();
     let mut last_check: Option<Instant> = None;
-    let mut reason = loop {
+    loop {
         match bt.rx.recv_timeout(POLL) {
             Ok(m) => {
                 got.take(m);
@@ -812,7 +696,7 @@ pub fn capture(
             }
             continue;
         }
-        let gone = match (&mut held, pid_root) {
+        let gone = match (&mut *held, pid_root) {
             (Some(h), _) => h.wait(false),
             (None, Some(p)) => tgid_of(p).is_err(),
             (None, None) => unreachable!(),
@@ -823,136 +707,27 @@ pub fn capture(
         if bt.exited() {
             break EndReason::BpftraceExited;
         }
-    };
-    // Stop everything at once; each wait below is bounded.
+    }
+}
+
+/// Stops bpftrace and a command we started at once, taking what bpftrace still prints
+/// into `got`; each wait is bounded (see the module docs).
+fn stop_all(bt: &mut Bpftrace, held: &mut Option<HeldChild>, got: &mut Collected) {
     let stopping = Instant::now();
-    if let Some(h) = &mut held
+    if let Some(h) = held
         && !h.wait(false)
     {
         h.signal(libc::SIGTERM);
     }
     bt.interrupt();
-    if !bt.drain(&mut got, stopping + STOP_GRACE) {
+    if !bt.drain(got, stopping + STOP_GRACE) {
         bt.kill();
-        bt.drain(&mut got, Instant::now() + AFTER_KILL);
+        bt.drain(got, Instant::now() + AFTER_KILL);
     }
     bt.kill();
-    if let Some(h) = &mut held {
+    if let Some(h) = held {
         h.terminate_by(stopping + TARGET_EXIT_TIMEOUT);
     }
-    if reason == EndReason::BpftraceExited && got.events.is_empty() {
-        return Err(CaptureError::Runtime(format!(
-            "bpftrace stopped unexpectedly: {}",
-            got.error_line()
-        )));
-    }
-    // Events of different CPUs arrive interleaved: order by time (stable, so a call's
-    // vector entries, which carry the call's time, stay behind it).
-    got.events.sort_by_key(|(t, _)| *t);
-    if let Some(limit) = cut_to_limits(&mut got.events, opts.max_events, opts.max_bytes) {
-        // Lines read while stopping went past a limit: the file ends at that limit.
-        if !matches!(reason, EndReason::MaxEvents | EndReason::MaxBytes) {
-            reason = limit;
-        }
-    }
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map_or_else(|_| "unknown".into(), |s| s.trim().to_string());
-    let target = match &opts.target {
-        Target::Pid(p) => format!("pid:{p}"),
-        Target::Command(argv) => format!(
-            "cmd:{}",
-            argv.iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("\u{1f}")
-                .replace(|c: char| c.is_whitespace() || c == '\u{1f}', "_")
-        ),
-    };
-    let syscalls: Vec<&str> = features.syscalls.iter().map(|s| s.name()).collect();
-    let header = format::header_line(&[
-        ("probe", path.as_str().to_string()),
-        (
-            "kernel_key",
-            match &kernel_key_note {
-                None => "yes".into(),
-                Some(n) => format!("no({n})"),
-            },
-        ),
-        ("kernel", kernel),
-        ("bpftrace", bpftrace_version(&bin)),
-        ("syscalls", syscalls.join(",")),
-        ("target", target),
-        ("root", root.to_string()),
-        ("started_unix", started.to_string()),
-        ("clock", "monotonic_ns".into()),
-    ]);
-    let mut text = header;
-    text.push('\n');
-    text.push_str(
-        "# KIND T_NS TGID TID MM FIELDS... (futex: OP UADDR VAL VAL2 UADDR2 VAL3; futex_wait: FLAGS UADDR VAL MASK; futex_wake: FLAGS UADDR MASK NR; futex_waitv: FLAGS NR; futex_requeue: FLAGS NR_WAKE NR_REQUEUE; v: IDX FLAGS UADDR VAL; key: UADDR W0 W1 OFFSET RET; fork: CHILD) see docs/capture.md\n",
-    );
-    for (_, l) in &got.events {
-        text.push_str(l);
-        text.push('\n');
-    }
-    let exit_code = held.as_ref().and_then(HeldChild::exit_code);
-    text.push_str(&format::trailer_line(
-        got.events.len(),
-        got.lost,
-        reason,
-        exit_code,
-    ));
-    text.push('\n');
-    crate::render::write_atomic(opts.output.as_deref(), text.as_bytes()).map_err(|e| {
-        CaptureError::Runtime(format!(
-            "cannot write capture '{}': {e}",
-            opts.output
-                .as_deref()
-                .map_or("stdout".into(), |p| p.display().to_string())
-        ))
-    })?;
-    Ok(CaptureSummary {
-        probe: path,
-        kernel_key_note,
-        events: got.events.len(),
-        lost: got.lost,
-        reason,
-        root,
-        exit_code,
-    })
-}
-
-/// Cuts the time-ordered event lines to the longest prefix within `max_events` lines and
-/// `max_bytes` bytes (a newline each), never keeping a call without all of its vector
-/// entries (`v` lines follow their call): the cut moves back before such a call. Returns
-/// the limit that cut, if one did.
-fn cut_to_limits(
-    events: &mut Vec<(u64, String)>,
-    max_events: Option<u64>,
-    max_bytes: Option<u64>,
-) -> Option<EndReason> {
-    let mut bytes = 0u64;
-    let mut cut = None;
-    let mut keep = events.len();
-    for (i, (_, l)) in events.iter().enumerate() {
-        let b = l.len() as u64 + 1;
-        if max_events.is_some_and(|m| i as u64 >= m) {
-            cut = Some(EndReason::MaxEvents);
-        } else if max_bytes.is_some_and(|m| bytes + b > m) {
-            cut = Some(EndReason::MaxBytes);
-        }
-        if cut.is_some() {
-            keep = i;
-            break;
-        }
-        bytes += b;
-    }
-    let is_entry = |l: &str| l.starts_with("v ");
-    while keep > 0 && keep < events.len() && is_entry(&events[keep].1) {
-        keep -= 1;
-    }
-    events.truncate(keep);
-    cut
 }
 
 #[cfg(test)]

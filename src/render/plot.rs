@@ -320,53 +320,112 @@ fn y_range(p: &Plot, log: bool) -> (f64, f64) {
     }
 }
 
+/// The data-to-chart mapping every panel of one plot shares: the axis transforms, the
+/// padded ranges and the y ticks.
+struct Axes {
+    log2_x: bool,
+    log_y: bool,
+    /// Every x is integral (and x is linear): integer x ticks only.
+    integer_x: bool,
+    /// The x range in chart units (after `log2`), padded 3 %.
+    x: (f64, f64),
+    /// The y range in data units, from [`y_range`].
+    y: (f64, f64),
+    /// The y ticks in data units.
+    ticks: Vec<f64>,
+    /// The linear tick step (0 on a log axis), which sets the tick labels' precision.
+    spacing: f64,
+}
+
+impl Axes {
+    fn of(p: &Plot) -> Axes {
+        let log_y = use_log_y(
+            p.y_scale,
+            p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
+        );
+        let mut a = Axes {
+            log2_x: p.log2_x,
+            log_y,
+            integer_x: false,
+            x: (0.0, 1.0),
+            y: y_range(p, log_y),
+            ticks: Vec::new(),
+            spacing: 0.0,
+        };
+        let mut xs: Vec<f64> = p
+            .lines
+            .iter()
+            .flat_map(|l| {
+                l.points
+                    .iter()
+                    .map(|pt| pt.0)
+                    .chain(l.x_spread.iter().flat_map(|s| [s.0, s.1]))
+            })
+            .chain(p.band.iter().flat_map(|b| b.points.iter().map(|b| b.0)))
+            .filter(|x| a.x_ok(*x))
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        let (x0, mut x1) = match (xs.first(), xs.last()) {
+            (Some(lo), Some(hi)) => (a.tx(*lo), a.tx(*hi)),
+            _ => (0.0, 1.0),
+        };
+        if x1 - x0 < 1e-12 {
+            x1 = x0 + 1.0;
+        }
+        a.integer_x = !p.log2_x && xs.iter().all(|x| x.fract() == 0.0);
+        let xpad = (x1 - x0) * 0.03;
+        a.x = (x0 - xpad, x1 + xpad);
+        a.ticks = ticks(a.y.0, a.y.1, log_y, p.integer_y);
+        a.spacing = if log_y {
+            0.0
+        } else {
+            a.ticks
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .next()
+                .unwrap_or(1.0)
+        };
+        a
+    }
+
+    fn tx(&self, x: f64) -> f64 {
+        if self.log2_x { x.log2() } else { x }
+    }
+
+    fn ty(&self, y: f64) -> f64 {
+        if self.log_y { y.log10() } else { y }
+    }
+
+    fn x_ok(&self, x: f64) -> bool {
+        x.is_finite() && (!self.log2_x || x > 0.0)
+    }
+
+    fn y_ok(&self, y: f64) -> bool {
+        y.is_finite() && (!self.log_y || y > 0.0)
+    }
+
+    /// The x tick label: `2^k` on a log2 axis, integers only on an integral one.
+    fn x_label(&self, x: f64) -> String {
+        if self.log2_x {
+            format!("2^{}", x.round() as i64)
+        } else if self.integer_x {
+            if (x - x.round()).abs() < 1e-9 {
+                format!("{}", x.round() as i64)
+            } else {
+                String::new()
+            }
+        } else {
+            format!("{x}")
+        }
+    }
+}
+
+type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+
 /// Renders the plot as an SVG document. Non-finite values are skipped (and non-positive
 /// ones on a log axis, and non-positive x with `log2_x`).
 pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
-    let log_y = use_log_y(
-        p.y_scale,
-        p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
-    );
-    let tx = |x: f64| if p.log2_x { x.log2() } else { x };
-    let ty = |y: f64| if log_y { y.log10() } else { y };
-    let x_ok = |x: f64| x.is_finite() && (!p.log2_x || x > 0.0);
-    let y_ok = |y: f64| y.is_finite() && (!log_y || y > 0.0);
-
-    let mut xs: Vec<f64> = p
-        .lines
-        .iter()
-        .flat_map(|l| {
-            l.points
-                .iter()
-                .map(|pt| pt.0)
-                .chain(l.x_spread.iter().flat_map(|s| [s.0, s.1]))
-        })
-        .chain(p.band.iter().flat_map(|b| b.points.iter().map(|b| b.0)))
-        .filter(|x| x_ok(*x))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    let (x0, mut x1) = match (xs.first(), xs.last()) {
-        (Some(a), Some(b)) => (tx(*a), tx(*b)),
-        _ => (0.0, 1.0),
-    };
-    if x1 - x0 < 1e-12 {
-        x1 = x0 + 1.0;
-    }
-    let integer_x = !p.log2_x && xs.iter().all(|x| x.fract() == 0.0);
-    let xpad = (x1 - x0) * 0.03;
-    let (x0, x1) = (x0 - xpad, x1 + xpad);
-    let (ylo, yhi) = y_range(p, log_y);
-    let tick_values = ticks(ylo, yhi, log_y, p.integer_y);
-    let spacing = if log_y {
-        0.0
-    } else {
-        tick_values
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .next()
-            .unwrap_or(1.0)
-    };
-
+    let axes = Axes::of(p);
     let panels = panels_of(p);
     let height = if panels.len() == 1 {
         PLOT_SIZE.1
@@ -384,164 +443,21 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         let mut first_index = 0usize;
         for (panel_no, (area, &(lines, facet))) in areas.iter().zip(&panels).enumerate() {
             let (data_area, legend_area) = area.split_horizontally(width - legend_w);
-            let mut chart = ChartBuilder::on(&data_area)
-                .margin(12)
-                .x_label_area_size(48)
-                .y_label_area_size(96)
-                .build_cartesian_2d(x0..x1, ty(ylo)..ty(yhi))
-                .map_err(to_io)?;
-            let xfmt = |x: &f64| {
-                if p.log2_x {
-                    format!("2^{}", x.round() as i64)
-                } else if integer_x {
-                    if (x - x.round()).abs() < 1e-9 {
-                        format!("{}", x.round() as i64)
-                    } else {
-                        String::new()
-                    }
-                } else {
-                    format!("{x}")
-                }
-            };
-            let n_x = if p.log2_x || integer_x {
-                ((x1 - x0).round() as usize + 1).clamp(2, 20)
-            } else {
-                10
-            };
-            chart
-                .configure_mesh()
-                .x_desc(p.x_label.as_str())
-                .y_desc(p.y_label.as_str())
-                .x_labels(n_x)
-                .y_labels(0)
-                .disable_y_mesh()
-                .x_label_formatter(&xfmt)
-                .light_line_style(WHITE)
-                .axis_desc_style(("sans-serif", 15))
-                .label_style(("sans-serif", 13))
-                .draw()
-                .map_err(to_io)?;
-            // Our own y grid and tick labels, at round values in data units.
-            let grid = RGBColor(220, 220, 220);
-            for &t in &tick_values {
-                let y = ty(t);
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x0, y), (x1, y)],
-                        grid.stroke_width(1),
-                    )))
-                    .map_err(to_io)?;
-                let (px, py) = chart.backend_coord(&(x0, y));
-                root.draw(&Text::new(
-                    tick_label(t, spacing),
-                    (px - 6, py),
-                    ("sans-serif", 13)
-                        .into_font()
-                        .color(&BLACK)
-                        .pos(Pos::new(HPos::Right, VPos::Center)),
-                ))
-                .map_err(to_io)?;
-            }
-            if let Some(b) = &p.band {
-                let mut poly: Vec<(f64, f64)> = b
-                    .points
-                    .iter()
-                    .filter(|b| x_ok(b.0) && y_ok(b.1))
-                    .map(|b| (tx(b.0), ty(b.1)))
-                    .collect();
-                poly.extend(
-                    b.points
-                        .iter()
-                        .rev()
-                        .filter(|b| x_ok(b.0) && y_ok(b.2))
-                        .map(|b| (tx(b.0), ty(b.2))),
-                );
-                chart
-                    .draw_series(std::iter::once(Polygon::new(
-                        poly,
-                        RGBColor(150, 150, 150).mix(0.25).filled(),
-                    )))
-                    .map_err(to_io)?;
-            }
-            if let Some((y, _)) = &p.reference {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x0, ty(*y)), (x1, ty(*y))],
-                        BLACK.mix(0.6).stroke_width(1),
-                    )))
-                    .map_err(to_io)?;
-            }
-            for (i, line) in lines.iter().enumerate() {
-                let c = series_colour(i);
-                let pts: Vec<(f64, f64)> = line
-                    .points
-                    .iter()
-                    .filter(|(x, y)| x_ok(*x) && y_ok(*y))
-                    .map(|&(x, y)| (tx(x), ty(y)))
-                    .collect();
-                if !line.markers_only {
-                    chart
-                        .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
-                        .map_err(to_io)?;
-                }
-                draw_markers(&mut chart, &pts, i, c)?;
-                for (&(_, y), &(lo, hi)) in line.points.iter().zip(&line.x_spread) {
-                    if !(y_ok(y) && x_ok(lo) && x_ok(hi)) {
-                        continue;
-                    }
-                    let (y, lo, hi) = (ty(y), tx(lo), tx(hi));
-                    let style = c.stroke_width(1);
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(lo, y), (hi, y)],
-                            style,
-                        )))
-                        .map_err(to_io)?;
-                    for end in [lo, hi] {
-                        chart
-                            .draw_series(std::iter::once(
-                                EmptyElement::at((end, y))
-                                    + PathElement::new(vec![(0, -4), (0, 4)], style),
-                            ))
-                            .map_err(to_io)?;
-                    }
-                }
-                for (&(x, _), &(lo, hi)) in line.points.iter().zip(&line.spread) {
-                    if !(x_ok(x) && y_ok(lo) && y_ok(hi)) {
-                        continue;
-                    }
-                    let (x, lo, hi) = (tx(x), ty(lo), ty(hi));
-                    let style = c.stroke_width(1);
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, lo), (x, hi)],
-                            style,
-                        )))
-                        .map_err(to_io)?;
-                    for end in [lo, hi] {
-                        chart
-                            .draw_series(std::iter::once(
-                                EmptyElement::at((x, end))
-                                    + PathElement::new(vec![(-4, 0), (4, 0)], style),
-                            ))
-                            .map_err(to_io)?;
-                    }
-                }
-            }
+            draw_panel(&root, &data_area, p, &axes, lines)?;
             draw_legend(&legend_area, p, lines, panel_no == 0)?;
             if panels.len() > 1 {
-                let last = first_index + lines.len();
+                let title = match facet {
+                    Some(t) => t.to_string(),
+                    None => format!(
+                        "panel {}: series {}–{}",
+                        panel_no + 1,
+                        first_index + 1,
+                        first_index + lines.len()
+                    ),
+                };
                 legend_area
                     .draw(&Text::new(
-                        match facet {
-                            Some(t) => t.to_string(),
-                            None => format!(
-                                "panel {}: series {}–{}",
-                                panel_no + 1,
-                                first_index + 1,
-                                last
-                            ),
-                        },
+                        title,
                         (10, 8),
                         ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
                     ))
@@ -552,6 +468,155 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         root.present().map_err(to_io)?;
     }
     Ok(svg)
+}
+
+/// One panel's data area: axes and grid, then the band, the reference line and the lines
+/// with their error bars, in that order (later ones on top).
+fn draw_panel(root: &Area, data_area: &Area, p: &Plot, a: &Axes, lines: &[Line]) -> io::Result<()> {
+    let mut chart = ChartBuilder::on(data_area)
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(96)
+        .build_cartesian_2d(a.x.0..a.x.1, a.ty(a.y.0)..a.ty(a.y.1))
+        .map_err(to_io)?;
+    let n_x = if a.log2_x || a.integer_x {
+        ((a.x.1 - a.x.0).round() as usize + 1).clamp(2, 20)
+    } else {
+        10
+    };
+    let xfmt = |x: &f64| a.x_label(*x);
+    chart
+        .configure_mesh()
+        .x_desc(p.x_label.as_str())
+        .y_desc(p.y_label.as_str())
+        .x_labels(n_x)
+        .y_labels(0)
+        .disable_y_mesh()
+        .x_label_formatter(&xfmt)
+        .light_line_style(WHITE)
+        .axis_desc_style(("sans-serif", 15))
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(to_io)?;
+    draw_y_grid(&mut chart, root, a)?;
+    if let Some(b) = &p.band {
+        draw_band(&mut chart, a, b)?;
+    }
+    if let Some((y, _)) = &p.reference {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(a.x.0, a.ty(*y)), (a.x.1, a.ty(*y))],
+                BLACK.mix(0.6).stroke_width(1),
+            )))
+            .map_err(to_io)?;
+    }
+    for (i, line) in lines.iter().enumerate() {
+        draw_line(&mut chart, a, line, i)?;
+    }
+    Ok(())
+}
+
+/// Our own y grid and tick labels, at round values in data units (plotters' own ticks
+/// are not round on a log axis).
+fn draw_y_grid(chart: &mut Chart, root: &Area, a: &Axes) -> io::Result<()> {
+    let grid = RGBColor(220, 220, 220);
+    for &t in &a.ticks {
+        let y = a.ty(t);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(a.x.0, y), (a.x.1, y)],
+                grid.stroke_width(1),
+            )))
+            .map_err(to_io)?;
+        let (px, py) = chart.backend_coord(&(a.x.0, y));
+        root.draw(&Text::new(
+            tick_label(t, a.spacing),
+            (px - 6, py),
+            ("sans-serif", 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+    }
+    Ok(())
+}
+
+/// The shaded band: its low edge left to right, then its high edge back.
+fn draw_band(chart: &mut Chart, a: &Axes, b: &Band) -> io::Result<()> {
+    let mut poly: Vec<(f64, f64)> = b
+        .points
+        .iter()
+        .filter(|b| a.x_ok(b.0) && a.y_ok(b.1))
+        .map(|b| (a.tx(b.0), a.ty(b.1)))
+        .collect();
+    poly.extend(
+        b.points
+            .iter()
+            .rev()
+            .filter(|b| a.x_ok(b.0) && a.y_ok(b.2))
+            .map(|b| (a.tx(b.0), a.ty(b.2))),
+    );
+    chart
+        .draw_series(std::iter::once(Polygon::new(
+            poly,
+            RGBColor(150, 150, 150).mix(0.25).filled(),
+        )))
+        .map_err(to_io)?;
+    Ok(())
+}
+
+/// Series `i`: its line (unless markers only), markers, then horizontal and vertical
+/// error bars.
+fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize) -> io::Result<()> {
+    let c = series_colour(i);
+    let pts: Vec<(f64, f64)> = line
+        .points
+        .iter()
+        .filter(|(x, y)| a.x_ok(*x) && a.y_ok(*y))
+        .map(|&(x, y)| (a.tx(x), a.ty(y)))
+        .collect();
+    if !line.markers_only {
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
+            .map_err(to_io)?;
+    }
+    draw_markers(chart, &pts, i, c)?;
+    let style = c.stroke_width(1);
+    for (&(_, y), &(lo, hi)) in line.points.iter().zip(&line.x_spread) {
+        if a.y_ok(y) && a.x_ok(lo) && a.x_ok(hi) {
+            let (y, lo, hi) = (a.ty(y), a.tx(lo), a.tx(hi));
+            draw_error_bar(chart, [(lo, y), (hi, y)], [(0, -4), (0, 4)], style)?;
+        }
+    }
+    for (&(x, _), &(lo, hi)) in line.points.iter().zip(&line.spread) {
+        if a.x_ok(x) && a.y_ok(lo) && a.y_ok(hi) {
+            let (x, lo, hi) = (a.tx(x), a.ty(lo), a.ty(hi));
+            draw_error_bar(chart, [(x, lo), (x, hi)], [(-4, 0), (4, 0)], style)?;
+        }
+    }
+    Ok(())
+}
+
+/// One error bar from `ends[0]` to `ends[1]`, with a cap (the pixel offsets `cap`) at
+/// each end.
+fn draw_error_bar(
+    chart: &mut Chart,
+    ends: [(f64, f64); 2],
+    cap: [(i32, i32); 2],
+    style: ShapeStyle,
+) -> io::Result<()> {
+    chart
+        .draw_series(std::iter::once(PathElement::new(ends.to_vec(), style)))
+        .map_err(to_io)?;
+    for end in ends {
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at(end) + PathElement::new(cap.to_vec(), style),
+            ))
+            .map_err(to_io)?;
+    }
+    Ok(())
 }
 
 type Chart<'a, 'b> = ChartContext<
