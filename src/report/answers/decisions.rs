@@ -80,6 +80,59 @@ pub const DECISIONS: [&str; 6] = [
 /// cost against the runner-up's, error the two costs' half-ranges summed. A single fit
 /// hasher is `medium`: nothing fit to separate it from.
 pub fn hash_decision(v: &[HashVerdict], t: TableScope) -> Decision {
+    let mut d = hash_decision_by_cost(v, t);
+    if t == TableScope::Global
+        && let Some(note) = leak_note(v, &d.value)
+    {
+        d.evidence = format!("{} {}", d.evidence, note.0);
+        d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
+    }
+    d
+}
+
+/// For an unkeyed global-table winner whose `mm` the leak test recovered: the sentence
+/// saying so with the cheapest fit keyed hasher's cost, and the condition under which that
+/// one would be the answer. The value stays the cheapest fit hasher: whether resistance
+/// to the bucket-collision leak is required is the reader's threat model, not a figure.
+fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
+    let w = v.iter().find(|h| h.name == winner)?;
+    let a = w.attack.as_ref()?;
+    if a.keyed || !a.mm_recovered {
+        return None;
+    }
+    let keyed = v
+        .iter()
+        .filter(|h| h.fit_for(TableScope::Global) && h.attack.as_ref().is_some_and(|a| a.keyed))
+        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median));
+    let first = format!(
+        "It is unkeyed: the leak test recovered the process's mm from bucket collisions in \
+         {} probes.",
+        a.probes
+    );
+    Some(match keyed {
+        Some(k) => (
+            format!(
+                "{first} The cheapest keyed hasher that passes every test, {}, costs {:.2} \
+                 ns/hash ({:+.0} %).",
+                k.name,
+                k.cost_ns.median,
+                (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
+            ),
+            format!(
+                "the global table had to resist the bucket-collision leak (then {})",
+                k.name
+            ),
+        ),
+        None => (
+            format!("{first} No keyed hasher evaluated passes every test."),
+            "the global table had to resist the bucket-collision leak (no keyed hasher \
+             evaluated qualifies)"
+                .into(),
+        ),
+    })
+}
+
+fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
     let (name, scope_words) = match t {
         TableScope::Global => ("hash_global", "full-scope hashers"),
         TableScope::Private => ("hash_private", "hashers of either scope"),
@@ -483,6 +536,48 @@ mod tests {
         let d = hash_decision(&none, TableScope::Global);
         assert_eq!((d.value.as_str(), d.confidence), ("none", Confidence::Low));
         assert_eq!(hash_decision(&none, TableScope::Private).value, "x-addr");
+    }
+
+    #[test]
+    fn an_unkeyed_global_winner_that_leaks_names_the_keyed_alternative() {
+        let score = |keyed, recovered| AttackScore {
+            bits_leaked: if recovered { 32.0 } else { 0.0 },
+            space_bits: 32,
+            probes: 4770,
+            mm_recovered: recovered,
+            stop: if keyed {
+                crate::attack::leak::Stop::CannotTest
+            } else {
+                crate::attack::leak::Stop::Recovered
+            },
+            keyed,
+            buckets: 256,
+        };
+        let mut j = hv("jhash2", [4.9, 5.0, 5.1], false);
+        j.attack = Some(score(false, true));
+        let mut h = hv("hsiphash", [7.4, 7.5, 7.6], false);
+        h.attack = Some(score(true, false));
+        let d = hash_decision(&[j.clone(), h.clone()], TableScope::Global);
+        assert_eq!(d.value, "jhash2");
+        // 7.5 / 5.0 − 1 = +50 %.
+        assert!(
+            d.evidence.contains("in 4770 probes")
+                && d.evidence.contains("hsiphash, costs 7.50 ns/hash (+50 %)"),
+            "{}",
+            d.evidence
+        );
+        assert!(
+            d.would_change_if.contains("(then hsiphash)"),
+            "{}",
+            d.would_change_if
+        );
+        // The private table is not shared between processes: no such note.
+        let p = hash_decision(&[j.clone(), h], TableScope::Private);
+        assert!(!p.evidence.contains("probes"), "{}", p.evidence);
+        // A winner whose mm was not recovered: no note.
+        j.attack = Some(score(false, false));
+        let d = hash_decision(&[j], TableScope::Global);
+        assert!(!d.evidence.contains("unkeyed"), "{}", d.evidence);
     }
 
     #[test]
