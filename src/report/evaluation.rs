@@ -770,7 +770,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     }
     decisions.push(answers::alignment_decision(
         &seed003,
-        paired.map(answers::PairedLayouts::of),
+        paired.and_then(answers::PairedLayouts::of),
         tol,
     ));
     decisions.push(answers::numa_decision(&numa, tol));

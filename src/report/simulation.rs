@@ -198,8 +198,8 @@ fn apart_sentence(
             out,
             "\nThe simulation sets these apart from jhash2 (the 80 % interval of the ratio, \
              from the replications of this run, lies wholly beyond the {} out-of-sample \
-             error; the largest such difference per hasher): {}. A ranking is claimed only \
-             where the published table agrees.",
+             error; the largest such difference per hasher): {}. The `sim validate` range \
+             beside each says how far that hasher's column is off the published one.",
             err.pct(),
             apart.join("; ")
         );

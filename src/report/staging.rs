@@ -210,6 +210,11 @@ impl StagedDir {
                 "the report was abandoned (interrupted)",
             ));
         }
+        // The user may have put files into the target while the report ran: look again,
+        // under the lock, just before anything is moved.
+        if self.target.is_dir() {
+            previous_report(&self.target)?;
+        }
         let old = sibling(&self.target, "old")?;
         let had_old = self.target.exists();
         if had_old {
@@ -262,6 +267,17 @@ mod tests {
         std::fs::create_dir_all(&svgs).unwrap();
         std::fs::write(svgs.join("a.svg"), "<svg/>").unwrap();
         assert!(StagedDir::create(&svgs).is_err());
+        // A file the user adds while the report runs is seen at commit: nothing moves.
+        let late = base.join("late");
+        std::fs::create_dir_all(&late).unwrap();
+        let s = StagedDir::create(&late).unwrap();
+        std::fs::write(s.path().join("report.md"), "new").unwrap();
+        std::fs::write(late.join("keep.txt"), "precious").unwrap();
+        assert!(s.commit().is_err());
+        assert_eq!(
+            std::fs::read_to_string(late.join("keep.txt")).unwrap(),
+            "precious"
+        );
         // An empty directory and a previous report are fine.
         let empty = base.join("empty");
         std::fs::create_dir_all(&empty).unwrap();

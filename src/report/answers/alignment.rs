@@ -99,7 +99,8 @@ fn against(sim: f64, published: f64, tol: f64) -> &'static str {
 /// Whether a measured aligned ÷ packed ratio with `spread` (relative) tells the layouts
 /// apart: the ratio is further from 1 than the spread of its paired runs.
 pub fn layouts_told_apart(ratio: f64, spread: f64) -> bool {
-    (ratio - 1.0).abs() > spread
+    // `spread` is relative to the ratio: every pair lies in ratio × (1 ± spread).
+    ratio * (1.0 - spread) > 1.0 || ratio * (1.0 + spread) < 1.0
 }
 
 /// Least CPU share of every worker for the paired two-thread figure to count: below it the
@@ -122,13 +123,14 @@ pub struct PairedLayouts {
 }
 
 impl PairedLayouts {
-    /// From the figure.
-    pub fn of(f: &Figure) -> Self {
-        PairedLayouts {
+    /// From the figure; `None` when any of its numbers is not finite (nothing measured).
+    pub fn of(f: &Figure) -> Option<Self> {
+        let p = PairedLayouts {
             ratio: f.paired_ratio_median,
             spread: f.ratio_spread_pct / 100.0,
             min_cpu_share: f.min_cpu_share,
-        }
+        };
+        (p.ratio.is_finite() && p.spread.is_finite() && p.min_cpu_share.is_finite()).then_some(p)
     }
 
     /// Told apart: beyond its spread, with both workers running most of the time.
@@ -272,7 +274,7 @@ pub fn alignment(
     let cpus = ctx.machine.cpus_allowed;
     let mut a = Answer {
         question: "Alignment and table size (2013)".into(),
-        answer: alignment_sentence(seed, measured, paired.map(PairedLayouts::of), tol),
+        answer: alignment_sentence(seed, measured, paired.and_then(PairedLayouts::of), tol),
         ..Answer::default()
     };
     let mut st = TextTable::new([
@@ -503,7 +505,7 @@ mod tests {
         assert!((r[0].simulated_aligned - 1.5).abs() < 1e-12);
         assert!((r[0].published_large - 1_130_304.0 / 323_425.0).abs() < 1e-12);
         assert!((r[0].simulated_large - 3.0).abs() < 1e-12);
-        let p = |ratio, spread_pct| Some(PairedLayouts::of(&paired(ratio, spread_pct)));
+        let p = |ratio, spread_pct| PairedLayouts::of(&paired(ratio, spread_pct));
         let s = alignment_sentence(&r, &[], p(1.326, 4.0), 0.1);
         assert!(
             s.contains("published aligned buckets at 1.67× packed at 80 threads"),
@@ -533,7 +535,7 @@ mod tests {
         assert!(!layouts_told_apart(1.03, 0.05));
         assert!(layouts_told_apart(1.06, 0.05));
         assert!(layouts_told_apart(0.90, 0.05));
-        let p = |ratio, spread_pct| Some(PairedLayouts::of(&paired(ratio, spread_pct)));
+        let p = |ratio, spread_pct| PairedLayouts::of(&paired(ratio, spread_pct));
         let s = alignment_sentence(&[], &[], p(1.03, 5.0), 0.1);
         assert!(s.contains("not told apart"), "{s}");
         assert!(!s.contains("aligned is faster"), "{s}");
@@ -549,8 +551,18 @@ mod tests {
             min_cpu_share: 0.2,
             ..paired(5.195, 15.0)
         };
-        let p = PairedLayouts::of(&f);
+        let p = PairedLayouts::of(&f).unwrap();
         assert!(layouts_told_apart(p.ratio, p.spread) && !p.told_apart());
+        // A figure with no finite share (no CPU time measured) is no figure.
+        let none = Figure {
+            min_cpu_share: f64::NAN,
+            ..paired(1.3, 5.0)
+        };
+        assert!(PairedLayouts::of(&none).is_none());
+        // The spread is relative to the ratio: 1.30 ± 25 % reaches 0.975, not apart;
+        // 0.70 ± 35 % reaches at most 0.945, apart.
+        assert!(!layouts_told_apart(1.30, 0.25));
+        assert!(layouts_told_apart(0.70, 0.35));
         let s = alignment_sentence(&[], &[], Some(p), 0.1);
         assert!(
             s.contains("not told apart: its workers got as little as 20 %"),
