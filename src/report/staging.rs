@@ -104,8 +104,8 @@ fn remove_stale(parent: &Path, target: &Path) {
 }
 
 /// Whether `dir` may be replaced by a new report: it is empty, or it is a previous report
-/// (a `report.md` and nothing but the regular files a report writes: `report.md`,
-/// `report.json`, `*.svg`). Otherwise the error names the first entry that is not a
+/// (a `report.md` whose first line is the report's title, `# futexhash report`, and
+/// nothing but the regular files a report writes: `report.md`, `report.json`, `*.svg`). Otherwise the error names the first entry that is not a
 /// report's.
 pub fn previous_report(dir: &Path) -> io::Result<()> {
     let mut has_report = false;
@@ -118,7 +118,12 @@ pub fn previous_report(dir: &Path) -> io::Result<()> {
         let is_file = entry.file_type()?.is_file();
         let ours =
             is_file && (name == "report.md" || name == "report.json" || name.ends_with(".svg"));
-        has_report |= is_file && name == "report.md";
+        // A report.md of futexhash's own: its first line is the report's title (a user's
+        // folder with a README-like report.md and diagrams is not a report).
+        has_report |= is_file
+            && name == "report.md"
+            && std::fs::read_to_string(entry.path())
+                .is_ok_and(|t| t.lines().next() == Some("# futexhash report"));
         if !ours && foreign.as_ref().is_none_or(|f: &String| name < *f) {
             foreign = Some(name);
         }
@@ -271,7 +276,7 @@ mod tests {
         let late = base.join("late");
         std::fs::create_dir_all(&late).unwrap();
         let s = StagedDir::create(&late).unwrap();
-        std::fs::write(s.path().join("report.md"), "new").unwrap();
+        std::fs::write(s.path().join("report.md"), "# futexhash report\nnew").unwrap();
         std::fs::write(late.join("keep.txt"), "precious").unwrap();
         assert!(s.commit().is_err());
         assert_eq!(
@@ -282,19 +287,22 @@ mod tests {
         let empty = base.join("empty");
         std::fs::create_dir_all(&empty).unwrap();
         StagedDir::create(&empty).unwrap();
-        std::fs::write(svgs.join("report.md"), "old").unwrap();
+        // A report.md that is not futexhash's: refused too.
+        std::fs::write(svgs.join("report.md"), "# My notes").unwrap();
+        assert!(StagedDir::create(&svgs).is_err());
+        std::fs::write(svgs.join("report.md"), "# futexhash report\nold").unwrap();
         std::fs::write(svgs.join("report.json"), "[]").unwrap();
         StagedDir::create(&svgs).unwrap();
         // A link to a report directory: the directory is replaced, the link stays.
         let link = base.join("link");
         std::os::unix::fs::symlink(&svgs, &link).unwrap();
         let s = StagedDir::create(&link).unwrap();
-        std::fs::write(s.path().join("report.md"), "new").unwrap();
+        std::fs::write(s.path().join("report.md"), "# futexhash report\nnew").unwrap();
         s.commit().unwrap();
         assert!(link.is_symlink());
         assert_eq!(
             std::fs::read_to_string(svgs.join("report.md")).unwrap(),
-            "new"
+            "# futexhash report\nnew"
         );
         std::fs::remove_dir_all(&base).unwrap();
     }
@@ -305,18 +313,18 @@ mod tests {
         let target = base.join("out");
         std::fs::create_dir_all(&target).unwrap();
         std::fs::write(target.join("old.svg"), "old").unwrap();
-        std::fs::write(target.join("report.md"), "old").unwrap();
+        std::fs::write(target.join("report.md"), "# futexhash report\nold").unwrap();
         let s = StagedDir::create(&target).unwrap();
-        std::fs::write(s.path().join("report.md"), "new").unwrap();
+        std::fs::write(s.path().join("report.md"), "# futexhash report\nnew").unwrap();
         assert_eq!(
             std::fs::read_to_string(target.join("report.md")).unwrap(),
-            "old",
+            "# futexhash report\nold",
             "nothing visible before commit"
         );
         s.commit().unwrap();
         assert_eq!(
             std::fs::read_to_string(target.join("report.md")).unwrap(),
-            "new"
+            "# futexhash report\nnew"
         );
         assert!(
             !target.join("old.svg").exists(),
