@@ -33,12 +33,24 @@ pub fn write_plot(
     plot: &Plot,
     section: &mut Section,
 ) -> Result<(), ReportError> {
+    write_plot_into(dir, file, plot, &mut section.markdown, &mut section.files)
+}
+
+/// Writes `plot` as `dir/file`, appends its Markdown reference to `text` and its path to
+/// `files`: what a section and an answer both do with a plot.
+pub fn write_plot_into(
+    dir: &Path,
+    file: &str,
+    plot: &Plot,
+    text: &mut String,
+    files: &mut Vec<PathBuf>,
+) -> Result<(), ReportError> {
     let path = dir.join(file);
     plot_svg(&path, plot).map_err(|source| ReportError::Plot {
         path: path.clone(),
         source,
     })?;
-    let _ = writeln!(section.markdown, "\n![{}]({file})\n", plot.title);
-    section.files.push(path);
+    let _ = writeln!(text, "\n![{}]({file})\n", plot.title);
+    files.push(path);
     Ok(())
 }

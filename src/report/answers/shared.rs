@@ -4,11 +4,10 @@
 
 use super::*;
 use crate::hashers::{Builtin, HashKey, SharedHasher};
-use crate::render::plot::{Plot, plot_svg};
+use crate::render::plot::Plot;
 use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::sim::profile::MachineProfile;
-use std::fmt::Write as _;
 use std::path::Path;
 
 pub(crate) fn pct(x: f64) -> String {
@@ -66,14 +65,7 @@ pub(crate) fn write_plot(
     plot: &Plot,
     a: &mut Answer,
 ) -> Result<(), ReportError> {
-    let path = dir.join(file);
-    plot_svg(&path, plot).map_err(|source| ReportError::Plot {
-        path: path.clone(),
-        source,
-    })?;
-    let _ = writeln!(a.evidence, "\n![{}]({file})\n", plot.title);
-    a.files.push(path);
-    Ok(())
+    crate::report::section::write_plot_into(dir, file, plot, &mut a.evidence, &mut a.files)
 }
 
 pub(crate) fn jhash2() -> SharedHasher {
