@@ -14,6 +14,7 @@ use crate::hashers::KeyHasher;
 use crate::render::{TextTable, fmt_grouped};
 use crate::table::{ModelTable, TableKind};
 use crate::throughput::record::{BenchRecord, RecordMeta};
+use crate::throughput::{Layout as RecLayout, TableKind as RecTable};
 use crate::throughput::{RunOutcome, Workload};
 
 pub use super::noisy::run_noisy;
@@ -45,7 +46,7 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
     };
     let mut res = ContendResult::default();
     for &b in &spec.backends {
-        let runs: Vec<(String, String, u64, RunOutcome, RunOutcome, u32)> = match b {
+        let runs: Vec<(String, RecTable, u64, RunOutcome, RunOutcome, u32)> = match b {
             BackendChoice::Model => {
                 let mut v = Vec::new();
                 for algo in &spec.model.algos {
@@ -61,7 +62,7 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
                     let (c, h) = lock_run(&f, shape, spec.runtime).map_err(rt)?;
                     v.push((
                         algo.name().to_string(),
-                        kind.as_str().to_string(),
+                        kind.into(),
                         spec.buckets.unwrap_or(size),
                         c,
                         h,
@@ -87,7 +88,11 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
                 let buckets = spec.buckets.or(r.slots_applied).unwrap_or(0);
                 vec![(
                     "kernel".into(),
-                    if buckets == 0 { "global" } else { "private" }.into(),
+                    if buckets == 0 {
+                        RecTable::Global
+                    } else {
+                        RecTable::Private
+                    },
                     buckets,
                     r.outcome,
                     h,
@@ -97,12 +102,12 @@ pub fn run_lock(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
         };
         for (algo, table, buckets, c, h, pid) in runs {
             let layout = match b {
-                BackendChoice::Model => spec.model.layout.as_str().to_string(),
-                BackendChoice::Kernel => "kernel".into(),
+                BackendChoice::Model => spec.model.layout.into(),
+                BackendChoice::Kernel => RecLayout::Kernel,
             };
             let mut r = BenchRecord::new(
                 RecordMeta {
-                    backend: b.as_str().into(),
+                    backend: b.record(),
                     algo,
                     table,
                     layout,
@@ -164,9 +169,9 @@ pub fn render(records: &[BenchRecord]) -> String {
     let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     for r in records {
         let mut row = vec![
-            r.backend.clone(),
+            r.backend.to_string(),
             r.algo.clone(),
-            r.table.clone(),
+            r.table.to_string(),
             r.buckets.to_string(),
         ];
         if noisy {

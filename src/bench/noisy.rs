@@ -20,6 +20,7 @@ use crate::table::{
     kernel_per_node_size, merged_default_slots, possible_cpus,
 };
 use crate::throughput::record::{BenchRecord, RecordMeta};
+use crate::throughput::{Layout as RecLayout, TableKind as RecTable};
 use crate::throughput::{RunOutcome, Workload};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -242,12 +243,16 @@ pub fn run_noisy(spec: &ContendSpec) -> Result<ContendResult, BenchError> {
                 };
                 let mut r = BenchRecord::new(
                     RecordMeta {
-                        backend: b.as_str().into(),
+                        backend: b.record(),
                         algo: algo.as_ref().map_or("kernel".into(), |a| a.name().into()),
-                        table: if private { "private" } else { "global" }.into(),
+                        table: if private {
+                            RecTable::Private
+                        } else {
+                            RecTable::Global
+                        },
                         layout: match b {
-                            BackendChoice::Model => spec.model.layout.as_str().into(),
-                            BackendChoice::Kernel => "kernel".into(),
+                            BackendChoice::Model => spec.model.layout.into(),
+                            BackendChoice::Kernel => RecLayout::Kernel,
                         },
                         buckets: run.slots,
                         futexes: spec.victim_futexes,
@@ -309,7 +314,7 @@ mod tests {
         let r = run_noisy(&noisy_spec()).unwrap();
         assert_eq!(r.records.len(), 2);
         let (g, p) = (&r.records[0], &r.records[1]);
-        assert_eq!((g.table.as_str(), p.table.as_str()), ("global", "private"));
+        assert_eq!((g.table, p.table), (RecTable::Global, RecTable::Private));
         assert_eq!(p.buckets, 16);
         // The victim's 4 keys land in at most 4 buckets.
         let vb = g.victim_buckets.unwrap();

@@ -26,6 +26,34 @@ impl BackendChoice {
             BackendChoice::Kernel => "kernel",
         }
     }
+    /// The `backend` of this choice's records.
+    pub fn record(self) -> crate::throughput::Backend {
+        match self {
+            BackendChoice::Model => crate::throughput::Backend::Model,
+            BackendChoice::Kernel => crate::throughput::Backend::Kernel,
+        }
+    }
+}
+
+// The record's field types live in `throughput`, which may not see `table`; the model
+// table's run-time choices map onto them here, one layer up.
+impl From<crate::table::TableKind> for crate::throughput::TableKind {
+    fn from(k: crate::table::TableKind) -> Self {
+        match k {
+            crate::table::TableKind::Global => Self::Global,
+            crate::table::TableKind::Private => Self::Private,
+            crate::table::TableKind::Numa => Self::Numa,
+        }
+    }
+}
+
+impl From<crate::table::Layout> for crate::throughput::Layout {
+    fn from(l: crate::table::Layout) -> Self {
+        match l {
+            crate::table::Layout::Aligned => Self::Aligned,
+            crate::table::Layout::Packed => Self::Packed,
+        }
+    }
 }
 
 /// Options of the model backend.

@@ -14,6 +14,7 @@ use super::runner::{self, RunConfig, allowed_cpus};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::table::{ModelTable, TableKind, kernel_per_node_size, possible_cpus};
 use crate::throughput::record::{self, BenchRecord, RecordMeta};
+use crate::throughput::{Backend, Layout as RecLayout, TableKind as RecTable};
 use crate::throughput::{RunOutcome, Workload};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -288,8 +289,10 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
     // Shared keys always go to the global table, as in the kernel: with a private table
     // kind they use the process's global table of the kernel's size for this machine.
     let (table_name, size) = match kind {
-        TableKind::Private if spec.shared => ("global", kernel_per_node_size(possible_cpus(), 1)),
-        k => (k.as_str(), table.size()),
+        TableKind::Private if spec.shared => {
+            (RecTable::Global, kernel_per_node_size(possible_cpus(), 1))
+        }
+        k => (RecTable::from(k), table.size()),
     };
     let backend = TableBackend::by_address(table, spec.shared);
     let cfg = RunConfig::new(c.threads, spec.futexes, spec.runtime, spec.workload);
@@ -316,10 +319,10 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
     };
     let mut record = BenchRecord::new(
         RecordMeta {
-            backend: BackendChoice::Model.as_str().into(),
+            backend: Backend::Model,
             algo: algo.name().into(),
-            table: table_name.into(),
-            layout: spec.model.layout.as_str().into(),
+            table: table_name,
+            layout: spec.model.layout.into(),
             buckets: match (c.buckets, spec.shared) {
                 (Some(b), false) => b,
                 _ => size as u64,
@@ -333,7 +336,7 @@ pub fn run_model(spec: &SweepSpec, c: &Config) -> Result<Measured, BenchError> {
         &outcome,
     );
     record.warning = warning;
-    let hash_line = if table_name == "global" && kind == TableKind::Private {
+    let hash_line = if table_name == RecTable::Global && kind == TableKind::Private {
         format!(
             "Futex hashing: global hash, {size} buckets (shared futexes always use it; the \
              model's private table is unused)"
@@ -374,7 +377,7 @@ pub fn run_kernel(
     let global_size = kernel_per_node_size(possible_cpus(), kernel::possible_nodes()) as u64;
     let (table, buckets, hash_line) = if spec.shared {
         (
-            "global",
+            RecTable::Global,
             global_size,
             format!(
                 "Futex hashing: global hash, {global_size} buckets per node (shared futexes \
@@ -383,23 +386,23 @@ pub fn run_kernel(
         )
     } else if slots == 0 {
         (
-            "global",
+            RecTable::Global,
             0,
             record::kernel_hash_line(report.slots_requested, report.slots_applied),
         )
     } else {
         (
-            "private",
+            RecTable::Private,
             slots,
             record::kernel_hash_line(report.slots_requested, report.slots_applied),
         )
     };
     let record = BenchRecord::new(
         RecordMeta {
-            backend: BackendChoice::Kernel.as_str().into(),
+            backend: Backend::Kernel,
             algo: "kernel".into(),
-            table: table.into(),
-            layout: "kernel".into(),
+            table,
+            layout: RecLayout::Kernel,
             buckets,
             futexes: spec.futexes,
             workload: spec.workload,
@@ -637,19 +640,19 @@ mod tests {
         let recs = r.records();
         assert_eq!(recs.len(), 12);
         for (rec, c) in recs.iter().zip(configs(&s)) {
-            assert_eq!(rec.backend, "model");
+            assert_eq!(rec.backend, Backend::Model);
             assert_eq!(rec.algo, c.algo.unwrap().name());
             assert_eq!(rec.buckets, c.buckets.unwrap());
             assert_eq!(rec.threads, c.threads);
             assert_eq!(
                 rec.table,
                 if rec.buckets == 0 {
-                    "global"
+                    RecTable::Global
                 } else {
-                    "private"
+                    RecTable::Private
                 }
             );
-            assert_eq!(rec.layout, "aligned");
+            assert_eq!(rec.layout, RecLayout::Aligned);
             assert!(rec.ops_per_sec > 0.0);
             assert_eq!(rec.unexpected, 0);
         }
@@ -668,7 +671,7 @@ mod tests {
         assert_eq!(recs[1].buckets, 0, "0 = the kernel's size, recorded as 0");
         assert!(
             recs.iter()
-                .all(|r| r.table == "global" && r.layout == "packed")
+                .all(|r| r.table == RecTable::Global && r.layout == RecLayout::Packed)
         );
     }
 

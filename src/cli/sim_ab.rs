@@ -195,15 +195,19 @@ pub(super) fn ab_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throughput::record::BenchRecord;
+    use crate::throughput::record::{Backend, BenchRecord, Layout, TableKind};
 
     fn rec(kernel: &str, threads: usize, slots: &str, buckets: u64, rate: f64) -> SimRecord {
         SimRecord {
             bench: BenchRecord {
-                backend: "sim".into(),
+                backend: Backend::Sim,
                 algo: "jhash2".into(),
-                table: if buckets == 0 { "global" } else { "private" }.into(),
-                layout: "aligned".into(),
+                table: if buckets == 0 {
+                    TableKind::Global
+                } else {
+                    TableKind::Private
+                },
+                layout: Layout::Aligned,
                 buckets,
                 threads,
                 futexes: 1024,

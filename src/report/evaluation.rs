@@ -21,7 +21,7 @@ use crate::render::plot::{Band, Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
 use crate::report::ReportError;
 use crate::stats::{DistRecord, ExpectationCache, Reduce, Verdict, assign_verdicts, sweep};
-use crate::throughput::record::BenchRecord;
+use crate::throughput::record::{Backend, BenchRecord, TableKind};
 use crate::workload::KeyWorkload;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -365,7 +365,7 @@ pub fn spread_table(groups: &[(BenchRecord, Spread)]) -> TextTable {
 fn kernel_variation(groups: &[(BenchRecord, Spread)], threads: usize) -> Option<(f64, f64, f64)> {
     let k: Vec<&Spread> = groups
         .iter()
-        .filter(|(r, _)| r.backend == "kernel" && r.threads == threads)
+        .filter(|(r, _)| r.backend == Backend::Kernel && r.threads == threads)
         .map(|(_, s)| s)
         .collect();
     if k.len() < 2 {
@@ -545,12 +545,12 @@ fn throughput_plot(
     // so each private curve can be read against it.
     let (xmin, xmax) = groups
         .iter()
-        .filter(|(r, _)| r.buckets > 0 && r.table != "global")
+        .filter(|(r, _)| r.buckets > 0 && r.table != TableKind::Global)
         .map(|(r, _)| r.buckets as f64)
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), b| {
             (lo.min(b), hi.max(b))
         });
-    for (r, sp) in groups.iter().filter(|(r, _)| r.table == "global") {
+    for (r, sp) in groups.iter().filter(|(r, _)| r.table == TableKind::Global) {
         if !xmin.is_finite() {
             break;
         }
@@ -572,7 +572,7 @@ fn throughput_plot(
         });
     }
     for (r, _) in groups {
-        if r.table == "global" {
+        if r.table == TableKind::Global {
             continue;
         }
         let name = format!("{} private, {} thread(s)", r.column_label(), r.threads);
@@ -904,10 +904,10 @@ mod tests {
         };
         let r = BenchRecord::new(
             RecordMeta {
-                backend: "kernel".into(),
+                backend: Backend::Kernel,
                 algo: "kernel".into(),
-                table: "private".into(),
-                layout: "kernel".into(),
+                table: TableKind::Private,
+                layout: crate::throughput::Layout::Kernel,
                 buckets: 16,
                 futexes: 1024,
                 workload: Workload::Hash,

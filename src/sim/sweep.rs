@@ -16,7 +16,7 @@ use super::{
 use super::{check_design, simulate};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::sim::SimError;
-use crate::throughput::record::BenchRecord;
+use crate::throughput::record::{Backend, BenchRecord, Layout, TableKind};
 use crate::workload::perf_keys_per_thread;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -166,10 +166,15 @@ pub fn refcount_name(r: Refcount) -> &'static str {
 
 /// The layout as records print it: `aligned`, `packed`, or `NB` for other sizes.
 pub fn layout_name(bytes: u32) -> String {
+    layout_of(bytes).to_string()
+}
+
+/// The record `layout` of a simulated bucket of `bytes` bytes.
+pub fn layout_of(bytes: u32) -> Layout {
     match bytes {
-        CACHE_LINE => "aligned".into(),
-        super::PACKED_BUCKET_BYTES => "packed".into(),
-        n => format!("{n}B"),
+        CACHE_LINE => Layout::Aligned,
+        super::PACKED_BUCKET_BYTES => Layout::Packed,
+        n => Layout::Bytes(n),
     }
 }
 
@@ -368,7 +373,11 @@ pub fn run_sweep_until(
                 ..sim_record(
                     &r,
                     h.name(),
-                    if buckets == 0 { "global" } else { "private" },
+                    if buckets == 0 {
+                        TableKind::Global
+                    } else {
+                        TableKind::Private
+                    },
                     buckets,
                     threads,
                     sweep.futexes,
@@ -376,7 +385,7 @@ pub fn run_sweep_until(
                         SimOp::WaitFail => "hash",
                         SimOp::WakeNone => "wake",
                     },
-                    &layout_name(opts.design.bucket_bytes),
+                    layout_of(opts.design.bucket_bytes),
                 )
             },
             hash_ns: costs[hi].ns,
@@ -407,18 +416,18 @@ pub fn simulated_machine(p: &MachineProfile) -> String {
 fn sim_record(
     r: &SimResult,
     algo: &str,
-    table: &str,
+    table: TableKind,
     buckets: u64,
     threads: usize,
     futexes: usize,
     workload: &'static str,
-    layout: &str,
+    layout: Layout,
 ) -> BenchRecord {
     BenchRecord {
-        backend: "sim".into(),
+        backend: Backend::Sim,
         algo: algo.into(),
-        table: table.into(),
-        layout: layout.into(),
+        table,
+        layout,
         buckets,
         threads,
         futexes,
@@ -531,12 +540,12 @@ pub fn run_lock_test_with(
         ..sim_record(
             &r,
             "jhash2",
-            "numa",
+            TableKind::Numa,
             locks as u64,
             contenders_per_node * profile.nodes as usize,
             1,
             "lock",
-            "aligned",
+            Layout::Aligned,
         )
     })
 }
@@ -699,7 +708,7 @@ mod tests {
         assert_eq!(ticks.into_inner(), 12);
         assert!(
             recs.iter()
-                .all(|r| r.backend == "sim" && r.ops_per_sec > 0.0)
+                .all(|r| r.backend == Backend::Sim && r.ops_per_sec > 0.0)
         );
         let two = recs
             .iter()

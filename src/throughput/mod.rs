@@ -9,5 +9,5 @@ pub mod record;
 pub mod stats;
 
 pub use outcome::{RunOutcome, ThreadOutcome, Workload};
-pub use record::{BenchRecord, RecordMeta};
+pub use record::{Backend, BenchRecord, Layout, RecordMeta, TableKind};
 pub use stats::ThroughputStats;

@@ -7,18 +7,104 @@ use super::stats::ThroughputStats;
 use crate::render::{TextTable, fmt_grouped};
 use serde::Serialize;
 
+/// Which implementation produced a record (the `backend` field of docs/cli.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The running kernel's futex hash, driven through `futex(2)`.
+    Kernel,
+    /// The in-process model table ([`crate::table`]) built at run time.
+    Model,
+    /// The analytic simulator: a predicted figure for a profile, not a measurement.
+    Sim,
+}
+
+/// Which futex hash table a record used (the `table` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableKind {
+    /// The one global hash shared by every process (pre-v6.16 kernels; `-b 0`).
+    Global,
+    /// A process's private hash (v6.16+ `PR_FUTEX_HASH` slots) for its private futexes.
+    Private,
+    /// Per-node global tables (v6.16+ NUMA-aware global hash).
+    Numa,
+}
+
+/// How hash buckets sit in memory (the `layout` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// One bucket per 64-byte cache line (`____cacheline_aligned_in_smp`).
+    Aligned,
+    /// 32-byte buckets without padding, two to a cache line.
+    Packed,
+    /// Whatever the running kernel uses: its layout cannot be chosen or observed.
+    Kernel,
+    /// A simulated bucket of this many bytes other than 64 or 32 (`sim --bucket-bytes`),
+    /// named `{n}B`.
+    Bytes(u32),
+}
+
+impl Layout {
+    /// The name docs/cli.md gives this value (`{n}B` for [`Layout::Bytes`]).
+    pub fn name(self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Layout::Aligned => "aligned".into(),
+            Layout::Packed => "packed".into(),
+            Layout::Kernel => "kernel".into(),
+            Layout::Bytes(n) => format!("{n}B").into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&self.name())
+    }
+}
+
+// A string, as the field was before it was typed, so JSON stays byte-identical.
+impl Serialize for Layout {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// `as_str` and `Display` for a field enum: the exact strings of docs/cli.md, which CSV
+/// and table output print and JSON (through serde's `rename_all`) writes.
+macro_rules! field_names {
+    ($t:ident { $($v:ident => $s:literal),+ $(,)? }) => {
+        impl $t {
+            /// The name docs/cli.md gives this value.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($t::$v => $s),+
+                }
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
+
+field_names!(Backend { Kernel => "kernel", Model => "model", Sim => "sim" });
+field_names!(TableKind { Global => "global", Private => "private", Numa => "numa" });
+
 /// One measured configuration. The first fields are the stable ones of the spec; the rest
 /// are extras.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BenchRecord {
-    /// `kernel` or `model`.
-    pub backend: String,
+    /// `kernel`, `model` or `sim`.
+    pub backend: Backend,
     /// Hasher name; `kernel` for the kernel's own jhash2.
     pub algo: String,
     /// `global`, `private` or `numa`.
-    pub table: String,
+    pub table: TableKind,
     /// `aligned`, `packed`, or `kernel`.
-    pub layout: String,
+    pub layout: Layout,
     /// Hash buckets (private slots); 0 = the global hash.
     pub buckets: u64,
     /// Worker threads.
@@ -89,14 +175,14 @@ pub struct BenchRecord {
 /// The parts of a record that do not come from the measurement.
 #[derive(Clone, Debug)]
 pub struct RecordMeta {
-    /// `kernel` or `model`.
-    pub backend: String,
+    /// `kernel`, `model` or `sim`.
+    pub backend: Backend,
     /// Hasher name.
     pub algo: String,
     /// Table kind.
-    pub table: String,
+    pub table: TableKind,
     /// Bucket layout.
-    pub layout: String,
+    pub layout: Layout,
     /// Buckets actually used (0 = global).
     pub buckets: u64,
     /// Futex words per thread.
@@ -162,7 +248,7 @@ impl BenchRecord {
 
     /// The column a sweep table puts this record in: `kernel`, or the model's hasher.
     pub fn column_label(&self) -> String {
-        if self.backend == "kernel" {
+        if self.backend == Backend::Kernel {
             "kernel".to_string()
         } else {
             self.algo.clone()
@@ -391,13 +477,13 @@ mod tests {
         }
     }
 
-    fn record(buckets: u64, threads: usize, ops: f64, backend: &str, algo: &str) -> BenchRecord {
+    fn record(buckets: u64, threads: usize, ops: f64, backend: Backend, algo: &str) -> BenchRecord {
         let mut r = BenchRecord::new(
             RecordMeta {
-                backend: backend.into(),
+                backend,
                 algo: algo.into(),
-                table: "private".into(),
-                layout: "kernel".into(),
+                table: TableKind::Private,
+                layout: Layout::Kernel,
                 buckets,
                 futexes: 1024,
                 workload: Workload::Hash,
@@ -416,10 +502,10 @@ mod tests {
     fn record_uses_perf_statistics() {
         let r = BenchRecord::new(
             RecordMeta {
-                backend: "kernel".into(),
+                backend: Backend::Kernel,
                 algo: "kernel".into(),
-                table: "private".into(),
-                layout: "kernel".into(),
+                table: TableKind::Private,
+                layout: Layout::Kernel,
                 buckets: 16,
                 futexes: 1024,
                 workload: Workload::Hash,
@@ -440,7 +526,7 @@ mod tests {
     #[test]
     fn perf_lines_read_like_perf() {
         let o = outcome(&[100, 300]);
-        let r = record(16, 2, 200.0, "kernel", "kernel");
+        let r = record(16, 2, 200.0, Backend::Kernel, "kernel");
         let text = perf_lines(&r, &o, 1.0, false, &kernel_hash_line(Some(16), Some(16)));
         let want = "# Running 'futex/hash' benchmark:\n\
             Run summary [PID 42]: 2 threads, each operating on 1024 [private] futexes for 1 secs.\n\
@@ -482,9 +568,9 @@ mod tests {
     #[test]
     fn table_rows_are_buckets_columns_are_labels() {
         let recs = vec![
-            record(2, 2, 9172.4, "model", "jhash2"),
-            record(2, 2, 9175.8, "model", "xxhash"),
-            record(16, 2, 84567.2, "model", "jhash2"),
+            record(2, 2, 9172.4, Backend::Model, "jhash2"),
+            record(2, 2, 9175.8, Backend::Model, "xxhash"),
+            record(16, 2, 84567.2, Backend::Model, "jhash2"),
         ];
         let t = sweep_table(&recs);
         let lines: Vec<&str> = t.lines().collect();
@@ -493,8 +579,8 @@ mod tests {
         assert_eq!(lines[3], "|       2 |  9,172 | 9,176  |");
         assert_eq!(lines[4], "|      16 | 84,567 | -      |");
         let two = sweep_table(&[
-            record(0, 1, 1.0, "kernel", "kernel"),
-            record(0, 2, 2.0, "kernel", "kernel"),
+            record(0, 1, 1.0, Backend::Kernel, "kernel"),
+            record(0, 2, 2.0, Backend::Kernel, "kernel"),
         ]);
         assert!(two.contains("| threads | buckets | kernel |"), "{two}");
     }
@@ -502,10 +588,10 @@ mod tests {
     #[test]
     fn plot_series_put_the_global_hash_on_a_flat_line() {
         let recs = vec![
-            record(16, 1, 5.0, "model", "jhash2"),
-            record(2, 1, 3.0, "model", "jhash2"),
-            record(0, 1, 7.0, "model", "jhash2"),
-            record(1024, 1, 9.0, "kernel", "kernel"),
+            record(16, 1, 5.0, Backend::Model, "jhash2"),
+            record(2, 1, 3.0, Backend::Model, "jhash2"),
+            record(0, 1, 7.0, Backend::Model, "jhash2"),
+            record(1024, 1, 9.0, Backend::Kernel, "kernel"),
         ];
         let s = plot_series(&recs);
         let names: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
@@ -525,5 +611,56 @@ mod tests {
         assert_eq!(fmt_secs(10.0), "10");
         assert_eq!(fmt_secs(0.5), "0.5");
         assert_eq!(fmt_secs(0.05), "0.05");
+    }
+
+    /// docs/cli.md names the values of `backend` (`kernel`, `model`; `sim` for simulated
+    /// records), `table` (`--table global|private|numa`) and `layout` (`--layout
+    /// aligned|packed`, `kernel` for kernel records); JSON, CSV and tables must print them
+    /// exactly so.
+    #[test]
+    fn field_enums_print_the_cli_contract_names() {
+        let cases: &[(String, String, &str)] = &[
+            (json(Backend::Kernel), Backend::Kernel.to_string(), "kernel"),
+            (json(Backend::Model), Backend::Model.to_string(), "model"),
+            (json(Backend::Sim), Backend::Sim.to_string(), "sim"),
+            (
+                json(TableKind::Global),
+                TableKind::Global.to_string(),
+                "global",
+            ),
+            (
+                json(TableKind::Private),
+                TableKind::Private.to_string(),
+                "private",
+            ),
+            (json(TableKind::Numa), TableKind::Numa.to_string(), "numa"),
+            (
+                json(Layout::Aligned),
+                Layout::Aligned.to_string(),
+                "aligned",
+            ),
+            (json(Layout::Packed), Layout::Packed.to_string(), "packed"),
+            (json(Layout::Kernel), Layout::Kernel.to_string(), "kernel"),
+            (
+                json(Layout::Bytes(128)),
+                Layout::Bytes(128).to_string(),
+                "128B",
+            ),
+        ];
+        for (j, shown, want) in cases {
+            assert_eq!(j, &format!("\"{want}\""));
+            assert_eq!(shown, want);
+        }
+        assert_eq!(Backend::Model.as_str(), "model");
+        assert_eq!(TableKind::Numa.as_str(), "numa");
+        // Padding is honoured, as it was for the strings (table columns).
+        assert_eq!(
+            format!("{:>8}|{:<7}|", TableKind::Global, Layout::Packed),
+            "  global|packed |"
+        );
+    }
+
+    fn json<T: Serialize>(v: T) -> String {
+        serde_json::to_string(&v).unwrap()
     }
 }

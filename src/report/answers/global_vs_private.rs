@@ -8,6 +8,7 @@ use crate::report::ReportError;
 use crate::report::context::Context;
 use crate::report::spread::Spread;
 use crate::sim::profile::MachineProfile;
+use crate::throughput::TableKind;
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -268,7 +269,7 @@ pub fn measure_noisy(ctx: &Context, runs: usize) -> Result<NoisyFigures, ReportE
     for _ in 0..runs {
         let res = run_noisy(&spec)?;
         for r in res.records {
-            let i = usize::from(r.table != "global");
+            let i = usize::from(r.table != TableKind::Global);
             by_table[i].push(r);
         }
     }
