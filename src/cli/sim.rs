@@ -38,8 +38,12 @@ pub(super) fn trust_help() -> String {
          Weakest: seed 003's 2013 box (ticket locks, packed buckets; its aligned-only column \
          is far too slow), the node-pinned table when the box's cross-node transfer is \
          unknown.\n\
-         - Not shown at all: any other machine, trace replay, kernels and designs no seed \
+         - Not shown at all: any other machine (but see the failed patch below), trace replay, kernels and designs no seed \
          table measured (6.16+ presets, refcounts, other sizes of box).\n\
+         - Failed: the one patch predicted blind (7.2's a734d9fca84e on a 2-socket Skylake-SP, \
+         112 threads): every sign right, but the private rows' gains and the private/global \
+         level far off (docs/sim.md, \"The exam\"). Do not trust a patch's size, or the \
+         private table's level, on a box the model was not calibrated on.\n\
          - Two configurations of one run are compared by their ratio's interval (common \
          random numbers); \"not told apart\" means the simulator cannot separate them, and \
          a told-apart pair smaller than the model error ({:.3} rms) is a statement about \

@@ -107,7 +107,7 @@ fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
     let first = format!(
         "It is unkeyed: the leak test recovered the process's mm from bucket collisions in \
          {} probes.",
-        a.probes
+        crate::render::fmt_grouped(a.probes as f64, 0)
     );
     Some(match keyed {
         Some(k) => (
@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(d.value, "jhash2");
         // 7.5 / 5.0 − 1 = +50 %.
         assert!(
-            d.evidence.contains("in 4770 probes")
+            d.evidence.contains("in 4,770 probes")
                 && d.evidence.contains("hsiphash, costs 7.50 ns/hash (+50 %)"),
             "{}",
             d.evidence
