@@ -42,8 +42,10 @@ pub const MACHINES: &[Asset] = &[
     asset!("machines", "this-vm-kernel-t2.csv"),
 ];
 
-/// `data/published/`: the seed threads' published tables.
+/// `data/published/`: the seed threads' published tables, and the published A/B figures
+/// of a kernel patch that the simulator's blind prediction is scored against.
 pub const PUBLISHED: &[Asset] = &[
+    asset!("published", "a734d9fca84e-perf-bench-futex-hash.csv"),
     asset!("published", "algos-240threads-256cpu.csv"),
     asset!("published", "buckets-110threads-node1-256cpu.csv"),
     asset!("published", "buckets-240threads-256cpu.csv"),
