@@ -12,7 +12,8 @@ pub struct Limits {
     pub free_maps: Option<u64>,
     /// Threads that may still be created: `threads-max`, cgroup `pids.max`, `RLIMIT_NPROC`.
     pub threads: Option<(u64, &'static str)>,
-    /// Memory that may still be used: `MemAvailable`, cgroup `memory.max` − current.
+    /// Memory that may still be used: `MemAvailable`, and for this cgroup and each one
+    /// above it `memory.max` − (`memory.current` − its inactive page cache).
     pub memory: Option<(u64, &'static str)>,
     /// `RLIMIT_AS`.
     pub address_space: Option<u64>,
@@ -30,6 +31,58 @@ fn cgroup_dir() -> Option<String> {
     let s = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let path = s.lines().find_map(|l| l.strip_prefix("0::"))?;
     Some(format!("/sys/fs/cgroup{}", path.trim_end_matches('/')))
+}
+
+/// `dir` and every cgroup above it, up to (not including) the cgroup v2 root, whose
+/// `memory.max` does not exist: a limit on any ancestor binds this process too.
+fn cgroup_ancestry(dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut d = dir.trim_end_matches('/').to_string();
+    while d.len() > "/sys/fs/cgroup".len() && d.starts_with("/sys/fs/cgroup/") {
+        out.push(d.clone());
+        d.truncate(d.rfind('/').unwrap_or(0));
+    }
+    out
+}
+
+/// One cgroup's memory figures (bytes; `None` where the file is missing or says `max`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct CgroupMemory {
+    max: Option<u64>,
+    current: Option<u64>,
+    inactive_file: Option<u64>,
+}
+
+impl CgroupMemory {
+    fn read(dir: &str) -> Self {
+        let inactive_file = std::fs::read_to_string(format!("{dir}/memory.stat"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("inactive_file "))
+                    .and_then(|v| v.trim().parse().ok())
+            });
+        CgroupMemory {
+            max: read_u64(&format!("{dir}/memory.max")),
+            current: read_u64(&format!("{dir}/memory.current")),
+            inactive_file,
+        }
+    }
+}
+
+/// The memory a run may still take under the tightest `memory.max` of the hierarchy.
+/// `memory.current` counts the page cache too, which the kernel reclaims before it
+/// OOM-kills; its inactive file pages are subtracted as the reclaimable part (the same
+/// estimate `MemAvailable` makes system-wide, mm/show_mem.c `si_mem_available()`).
+fn cgroup_memory_headroom(levels: &[CgroupMemory]) -> Option<u64> {
+    levels
+        .iter()
+        .filter_map(|l| {
+            let (max, cur) = (l.max?, l.current?);
+            let used = cur.saturating_sub(l.inactive_file.unwrap_or(0));
+            Some(max.saturating_sub(used))
+        })
+        .min()
 }
 
 fn rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
@@ -81,11 +134,15 @@ impl Limits {
                 .map(|kb| kb * 1024)
         });
         let mut memory = available.map(|b| (b, "MemAvailable"));
-        if let (Some(max), Some(cur)) = (cg_u64("memory.max"), cg_u64("memory.current")) {
-            memory = min_limit(
-                memory,
-                Some((max.saturating_sub(cur), "the cgroup's memory.max")),
-            );
+        let levels: Vec<CgroupMemory> = cg
+            .as_deref()
+            .map(cgroup_ancestry)
+            .unwrap_or_default()
+            .iter()
+            .map(|d| CgroupMemory::read(d))
+            .collect();
+        if let Some(room) = cgroup_memory_headroom(&levels) {
+            memory = min_limit(memory, Some((room, "the cgroup's memory.max")));
         }
         let address_space_used = std::fs::read_to_string("/proc/self/status")
             .ok()
@@ -151,6 +208,40 @@ pub fn human(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cgroup_headroom_is_the_tightest_level_less_its_reclaimable_cache() {
+        let gib = 1u64 << 30;
+        let leaf = CgroupMemory {
+            max: None,
+            current: Some(3 * gib),
+            inactive_file: Some(gib),
+        };
+        // A parent limit of 4 GiB with 3 GiB charged of which 2 GiB is inactive cache:
+        // 4 − (3 − 2) = 3 GiB left; a grandparent of 8 GiB with 6 GiB charged, no cache: 2.
+        let parent = CgroupMemory {
+            max: Some(4 * gib),
+            current: Some(3 * gib),
+            inactive_file: Some(2 * gib),
+        };
+        let top = CgroupMemory {
+            max: Some(8 * gib),
+            current: Some(6 * gib),
+            inactive_file: None,
+        };
+        assert_eq!(cgroup_memory_headroom(&[leaf, parent]), Some(3 * gib));
+        assert_eq!(cgroup_memory_headroom(&[leaf, parent, top]), Some(2 * gib));
+        assert_eq!(cgroup_memory_headroom(&[leaf]), None);
+    }
+
+    #[test]
+    fn the_ancestry_walks_up_to_the_cgroup_root() {
+        assert_eq!(
+            cgroup_ancestry("/sys/fs/cgroup/a/b.slice"),
+            vec!["/sys/fs/cgroup/a/b.slice", "/sys/fs/cgroup/a"]
+        );
+        assert!(cgroup_ancestry("/sys/fs/cgroup").is_empty());
+    }
 
     #[test]
     fn memory_and_address_space_refuse_naming_the_limit() {
