@@ -388,15 +388,15 @@ fn futex_numa_lock_test_separated_nodes_beat_one_bucket() {
         assert_eq!(v[0]["workload"], "lock");
         let rate = v[0]["ops_per_sec"].as_f64().unwrap();
         // Every sim record carries its 80 % interval; at the least it holds the CV model
-        // error, exp(±1.2816 × 0.133) (docs/sim.md: z of an 80 % interval times the
-        // quoted rms), whatever the replications add.
+        // error of an unseen table, exp(±1.2816 × 0.153) (docs/sim.md: z of an 80 %
+        // interval times the quoted model error), whatever the replications add.
         let lo = v[0]["ops_per_sec_lo"]
             .as_f64()
             .expect("lock record has ops_per_sec_lo");
         let hi = v[0]["ops_per_sec_hi"]
             .as_f64()
             .expect("lock record has ops_per_sec_hi");
-        let least = (1.2816_f64 * 0.133).exp();
+        let least = (1.2816_f64 * 0.153).exp();
         assert!(
             lo * least <= rate * 1.0001 && rate * least <= hi * 1.0001,
             "{lo} {rate} {hi}"
@@ -784,22 +784,36 @@ fn the_cv_summary_in_the_docs_is_the_template_run_s_output_and_the_quoted_error(
         docs.contains(out.trim()),
         "docs/sim.md does not hold this output:\n{out}"
     );
-    let all: Vec<&str> = out
-        .lines()
-        .find(|l| l.starts_with("| all tables |"))
-        .expect("an all-tables row")
-        .split('|')
-        .map(str::trim)
-        .collect();
+    let row = |label: &str| -> Vec<String> {
+        out.lines()
+            .find(|l| l.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("a '{label}' row"))
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
     let q = futexhash::sim::uncertainty::quoted_error();
-    let num = |i: usize| all[i].trim_end_matches(" %").parse::<f64>().unwrap();
-    assert_eq!(all[2], format!("{} (4)", q.n_cells));
-    assert_eq!(num(3), (q.median * 1000.0).round() / 1000.0);
-    assert_eq!(num(4), (q.p90 * 1000.0).round() / 1000.0);
-    assert_eq!(num(5), (q.mean_signed * 1000.0).round() / 1000.0);
-    assert_eq!(num(6), (q.rms * 1000.0).round() / 1000.0);
-    assert_eq!(num(7), (q.coverage * 100.0).round());
-    assert_eq!(num(8), (q.median_width * 1000.0).round() / 1000.0);
+    for (label, fig, fitted) in [
+        ("all tables", q.all, 8),
+        ("boxes not used to build the model", q.new_boxes, 4),
+    ] {
+        let cells = row(label);
+        let num = |i: usize| cells[i].trim_end_matches(" %").parse::<f64>().unwrap();
+        let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+        assert_eq!(cells[2], format!("{} ({fitted})", fig.n_cells), "{label}");
+        assert_eq!(num(3), r3(fig.median), "{label}");
+        assert_eq!(num(4), r3(fig.p90), "{label}");
+        assert_eq!(num(5), r3(fig.mean_signed), "{label}");
+        assert_eq!(num(6), r3(fig.rms), "{label}");
+        assert_eq!(num(7), (fig.coverage * 100.0).round(), "{label}");
+        assert_eq!(num(8), r3(fig.median_width), "{label}");
+    }
+    let sd = out
+        .lines()
+        .find_map(|l| l.strip_prefix("model error of an unseen table"))
+        .and_then(|l| l.rsplit(": ").next())
+        .expect("a model-error line");
+    assert_eq!(sd.trim(), format!("{:.3}", q.model_sd));
 }
 
 #[test]

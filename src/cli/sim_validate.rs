@@ -6,7 +6,9 @@ use super::sim_args::{LengthArgs, resolve_profile};
 use super::{CliError, OutputArgs};
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
-use crate::sim::validate::{CV_TABLES, CrossValidation, cv_stats, validate_cv};
+use crate::sim::validate::{
+    CV_TABLES, CrossValidation, NEW_BOXES, cv_stats, unit_model_sd, validate_cv,
+};
 use crate::sim::validate::{
     RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
     read_runs, rms_log_error, run_spread, seed_box_template, validate_all,
@@ -222,13 +224,24 @@ fn cv_summary(cv: &CrossValidation) -> String {
         line(t, cv.rows.iter().filter(|r| r.table == t).collect());
     }
     line("all tables", cv.rows.iter().collect());
+    line(
+        "boxes not used to build the model",
+        cv.rows
+            .iter()
+            .filter(|r| NEW_BOXES.iter().any(|(u, _)| *u == r.table))
+            .collect(),
+    );
+    s.push_str(&format!(
+        "\nmodel error of an unseen table (rms of each held-out table's rms, every table once; the sd of every `sim` interval): {:.3}\n",
+        unit_model_sd(&cv.rows, None)
+    ));
     let choices: Vec<String> = cv
         .line_choice
         .iter()
         .map(|(t, c)| format!("{t}: {c}"))
         .collect();
     s.push_str(&format!(
-        "\nline transfers chosen in each fold (smallest median over the box's other tables): {}\n",
+        "line transfers chosen in each fold (smallest median over the box's other tables): {}\n",
         choices.join("; ")
     ));
     s

@@ -152,6 +152,24 @@ impl MachineProfile {
             .collect()
     }
 
+    /// This profile's costs on another machine's topology (`sim calibrate` with a template
+    /// of a different box): CPUs and nodes from the measured machine, SMT kept only where
+    /// the template's threads per core still divide them. Checked.
+    pub fn on_topology(&self, cpus: u32, nodes: u32) -> Result<MachineProfile, SimError> {
+        let mut p = self.clone();
+        if p.cpus != cpus || p.nodes != nodes {
+            p.cpus = cpus;
+            p.nodes = nodes;
+            if p.validate().is_err() {
+                p.threads_per_core = 1;
+            }
+        }
+        p.validate().map_err(|e| {
+            SimError::BadRequest(format!("template with --cpus {cpus} --nodes {nodes}: {e}"))
+        })?;
+        Ok(p)
+    }
+
     /// Checks that the numbers make sense; the error names the bad field.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.cpus == 0 || self.nodes == 0 || self.cpus % self.nodes != 0 || self.cpus > MAX_CPUS

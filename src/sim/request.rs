@@ -310,23 +310,7 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
 
     /// The template on the measured machine's topology, checked.
     fn machine(&self) -> Result<MachineProfile, SimError> {
-        let mut template = self.template.clone();
-        if template.cpus != self.cpus || template.nodes != self.nodes {
-            // A different machine than the template's: keep its costs, take the topology
-            // from the request, without SMT unless the template's cores still divide.
-            template.cpus = self.cpus;
-            template.nodes = self.nodes;
-            if template.validate().is_err() {
-                template.threads_per_core = 1;
-            }
-        }
-        template.validate().map_err(|e| {
-            SimError::BadRequest(format!(
-                "template with --cpus {} --nodes {}: {e}",
-                self.cpus, self.nodes
-            ))
-        })?;
-        Ok(template)
+        self.template.on_topology(self.cpus, self.nodes)
     }
 
     fn fitted_name(&self) -> String {

@@ -17,8 +17,9 @@
 //!    together: for a rate linear in the parameters and no start-order effect, the three
 //!    runs `r, r·e^d, r·e^−d` have a sample standard deviation of exactly `d` in `ln`;
 //! 3. the model's own error, as leave-one-table-out cross-validation measures it
-//!    (`sim validate --cv`): the root mean square of the CV residuals `ln(pred/pub)`,
-//!    [`quoted_error`]`.rms`.
+//!    (`sim validate --cv`): the error of a table the model has not seen, the root mean
+//!    square of each held-out table's RMS residual `ln(pred/pub)` with every table
+//!    counted once, [`quoted_error`]`.model_sd`.
 //!
 //! The interval is `rate · exp(±z·σ)` with `σ² = s_rep² + σ_model²` and `z = 1.2816`,
 //! the 90th percentile of the standard normal (an 80 % two-sided interval).
@@ -152,16 +153,16 @@ pub fn ratio(a: &[f64], b: &[f64]) -> Ratio {
     }
 }
 
-/// The accuracy the simulator quotes: `sim validate --cv` over every `cv` cell.
+/// Out-of-sample error figures of a set of `cv` cells.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QuotedError {
+pub struct CvFigures {
     /// Median |ln(pred/pub)|.
     pub median: f64,
     /// 90th percentile (nearest rank).
     pub p90: f64,
     /// Mean signed ln(pred/pub) (positive: over-predicts).
     pub mean_signed: f64,
-    /// Root mean square of ln(pred/pub): the model-error sd of every interval.
+    /// Root mean square of ln(pred/pub).
     pub rms: f64,
     /// Share of cells whose published figure lies inside its 80 % interval.
     pub coverage: f64,
@@ -169,24 +170,54 @@ pub struct QuotedError {
     pub median_width: f64,
     /// Cells scored.
     pub n_cells: usize,
+}
+
+/// The accuracy the simulator quotes: `sim validate --cv` over every `cv` cell, over the
+/// cells of the boxes the model was not built on, and the model error every interval
+/// carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuotedError {
+    /// Every `cv` cell of every held-out table (the "all tables" row).
+    pub all: CvFigures,
+    /// The `cv` cells of the boxes the model was not built on (the "boxes not used to
+    /// build the model" row): what a user's own box should expect.
+    pub new_boxes: CvFigures,
+    /// The model error of an unseen table: the root mean square of the held-out tables'
+    /// own RMS residuals, every table once; the log-scale sd every `sim` interval adds.
+    pub model_sd: f64,
     /// How the figures were made.
     pub provenance: &'static str,
 }
 
 /// Stored output of `futexhash sim validate --cv --template
-/// data/machines/seed-256cpu-template.toml --summary`, its "all tables" row as printed
-/// (three decimals; deterministic: the template states its hash costs);
-/// `tests/sim_cli.rs` recomputes it and fails when it drifts.
+/// data/machines/seed-256cpu-template.toml --summary`: its "all tables" and "boxes not
+/// used to build the model" rows and its model-error line as printed (three decimals;
+/// deterministic: the template states its hash costs); `tests/sim_cli.rs` recomputes
+/// them and fails when they drift.
+// 0.318 below is a measured 90th percentile that happens to look like 1/π.
+#[allow(clippy::approx_constant)]
 pub const QUOTED: QuotedError = QuotedError {
-    median: 0.046,
-    p90: 0.220,
-    mean_signed: 0.015,
-    rms: 0.133,
-    coverage: 0.92,
-    median_width: 0.441,
-    n_cells: 197,
+    all: CvFigures {
+        median: 0.050,
+        p90: 0.238,
+        mean_signed: 0.013,
+        rms: 0.137,
+        coverage: 0.89,
+        median_width: 0.411,
+        n_cells: 205,
+    },
+    new_boxes: CvFigures {
+        median: 0.160,
+        p90: 0.318,
+        mean_signed: -0.029,
+        rms: 0.209,
+        coverage: 0.75,
+        median_width: 0.394,
+        n_cells: 8,
+    },
+    model_sd: 0.153,
     provenance: "sim validate --cv --template data/machines/seed-256cpu-template.toml: \
-                 leave one seed table out (docs/sim.md, \"Validation protocol\")",
+                 leave one table out (docs/sim.md, \"Validation protocol\")",
 };
 
 /// The simulator's quoted accuracy ([`QUOTED`]).
@@ -208,7 +239,7 @@ pub struct ProfileUncertainty {
 pub fn profile_uncertainty(_profile: &MachineProfile) -> ProfileUncertainty {
     ProfileUncertainty {
         calibration: SEED_BOX_CALIBRATION,
-        model_sd: QUOTED.rms,
+        model_sd: QUOTED.model_sd,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::ValidationRow;
 use super::metrics::abs_log_error_quantile;
+use super::new_boxes::{NEW_BOXES, predict_new_box_reps};
 use super::published::{
     TABLE_110, TABLE_240, TABLE_2013, TABLE_ALGOS, TABLE_NUMA, TABLE_PINNING, read_threads_table,
 };
@@ -23,14 +24,17 @@ use crate::sim::uncertainty::{interval, log_sd, replication_profiles};
 use crate::sim::{Mechanisms, SimLength};
 use std::path::Path;
 
-/// The held-out units of `sim validate --cv`, in output order.
-pub const CV_TABLES: [&str; 6] = [
+/// The held-out units of `sim validate --cv`, in output order: the seed tables, then the
+/// boxes the model was not built on ([`NEW_BOXES`]).
+pub const CV_TABLES: [&str; 8] = [
     TABLE_240,
     TABLE_ALGOS,
     TABLE_110,
     TABLE_2013,
     TABLE_NUMA,
     TABLE_PINNING,
+    NEW_BOXES[0].0,
+    NEW_BOXES[1].0,
 ];
 
 /// The 256-CPU box's tables: the cells a fold's line-transfer choice is scored on.
@@ -55,6 +59,27 @@ fn fold_score(rows: &[ValidationRow], held_out: &str) -> f64 {
             .filter(|r| !r.fitted),
         0.5,
     )
+}
+
+/// The model error a prediction for an unseen table carries: the root mean square, over
+/// the held-out tables other than `except`, of each table's own RMS CV residual, so that
+/// every table counts once however many cells it has. A user's box is one new table: a
+/// pool of cells would let the 136 cells of the calibration box's algorithm table, its
+/// best-predicted, size the error of every other machine.
+pub fn unit_model_sd(rows: &[ValidationRow], except: Option<&str>) -> f64 {
+    let per_table: Vec<f64> = CV_TABLES
+        .iter()
+        .filter(|t| Some(**t) != except)
+        .filter_map(|t| {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.role == "cv" && r.table == *t)
+                .map(|r| r.ratio.ln().powi(2))
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        })
+        .collect();
+    (per_table.iter().sum::<f64>() / per_table.len().max(1) as f64).sqrt()
 }
 
 /// Leave one table out (the protocol of the module doc): every published cell predicted
@@ -109,6 +134,14 @@ pub fn validate_cv(
             out.extend(predict_seed003_reps(&table, &profiles, ns, len, mech));
             continue;
         }
+        if NEW_BOXES.iter().any(|(u, _)| *u == held) {
+            // A box of its own, calibrated on two of its rows as a user calibrates theirs;
+            // a user profile's replications move its costs by the seed box's spread.
+            out.extend(predict_new_box_reps(
+                data_dir, template, held, &spread, len, mech,
+            )?);
+            continue;
+        }
         let smt_from_pinning = held != TABLE_PINNING;
         // The fold's line option: the best on the box's other tables (first on a tie).
         let (_, li, p, _) = variants
@@ -132,16 +165,13 @@ pub fn validate_cv(
     for (r, _) in out.iter_mut() {
         r.role = if r.fitted { "fit" } else { "cv" };
     }
-    // Each cell's model error: the RMS CV residual of the other tables.
-    let model_sd = |table: &str| {
-        let v: Vec<f64> = out
-            .iter()
-            .filter(|(r, _)| r.role == "cv" && r.table != table)
-            .map(|(r, _)| r.ratio.ln().powi(2))
-            .collect();
-        (v.iter().sum::<f64>() / v.len().max(1) as f64).sqrt()
-    };
-    let sds: Vec<f64> = out.iter().map(|(r, _)| model_sd(&r.table)).collect();
+    // Each cell's model error: the error of a table it does not belong to, each other
+    // held-out table weighted equally (see [`unit_model_sd`]).
+    let cells: Vec<ValidationRow> = out.iter().map(|(r, _)| r.clone()).collect();
+    let sds: Vec<f64> = out
+        .iter()
+        .map(|(r, _)| unit_model_sd(&cells, Some(&r.table)))
+        .collect();
     let rows = out
         .into_iter()
         .zip(sds)

@@ -122,7 +122,7 @@ pub const MAX_PUBLISHED_RATE: f64 = 1e12;
 
 /// A rate a published table may state: within [`MIN_PUBLISHED_RATE`] and
 /// [`MAX_PUBLISHED_RATE`] (so never NaN or infinite).
-fn plausible_rate(r: f64) -> bool {
+pub(super) fn plausible_rate(r: f64) -> bool {
     (MIN_PUBLISHED_RATE..=MAX_PUBLISHED_RATE).contains(&r)
 }
 
