@@ -37,10 +37,10 @@ pub(super) fn trust_help() -> String {
          the error to expect on your box, not the smaller in-sample figures of plain `sim \
          validate`.\n\
          - Shown: seed 000's 256-CPU box at 240 threads (slots and hashers) from two of its \
-         rows, its node-pinned runs and its pinning figures, seed 002's futex_numa ratio. \
-         Weakest: other boxes (above), seed 003's 2013 box (ticket locks, packed buckets; \
-         its aligned-only column is far too slow), the node-pinned table when the box's \
-         cross-node transfer is unknown.\n\
+         rows, and its pinning figures; seed 002's futex_numa ratio. Weak: other boxes \
+         (above); seed 003's 2013 box (ticket locks, packed buckets; its aligned-only column \
+         is far too slow); seed 000's node-pinned 110-thread table, which depends on a \
+         cross-node transfer figure the seed does not give.\n\
          - Not shown at all: trace replay, kernels and designs no published table measured \
          (6.16+ presets, refcounts).\n\
          - Failed: the one patch predicted blind (7.2's a734d9fca84e on a 2-socket Skylake-SP, \
@@ -150,8 +150,10 @@ struct SimRunArgs {
     /// [default: 2..131072, or the --kernel preset's: auto for 6.16+, else 0].
     #[arg(short = 'b', long, value_name = "LIST")]
     buckets: Option<String>,
-    /// Kernel preset of the design axes (explicit axis flags override it).
-    #[arg(long, value_name = "VERSION")]
+    /// Kernel presets of the design axes, a comma list (explicit axis flags override
+    /// them): 3.12, 3.13, 6.15, 6.16-rc, 6.16, 6.17, 6.18, 7.2, 7.3. With two or more the
+    /// table is the A/B comparison against the first.
+    #[arg(long, value_name = "VERSION[,VERSION...]")]
     kernel: Option<String>,
     /// Bucket layout [default: aligned, or the preset's].
     #[arg(long, value_enum)]
@@ -406,7 +408,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     }
     let benches: Vec<BenchRecord> = records.iter().map(|r| r.bench.clone()).collect();
     if let Some(path) = &a.plot {
-        plot_records(path, &benches, &profile.name)?;
+        plot_records(path, &records, &profile.name)?;
     }
     let text = sim_text(a.out.format, &req, &records, &benches)?;
     a.out.emit(&text)?;
@@ -750,16 +752,51 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
     a.out.emit(&text)
 }
 
-fn plot_records(path: &Path, records: &[BenchRecord], title: &str) -> Result<(), CliError> {
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for r in records.iter().filter(|r| r.buckets > 0) {
-        let label = format!("{} t={}", r.algo, r.threads);
-        let point = (r.buckets as f64, r.ops_per_sec);
-        match series.iter_mut().find(|s| s.0 == label) {
-            Some(s) => s.1.push(point),
-            None => series.push((label, vec![point])),
+/// The sweep's plot: one line per hasher, thread count and (with several presets)
+/// kernel over the private table's slots, points in slot order (a size reached twice, as
+/// `-b auto,512` can, drawn once); each line's global-hash rate, which has no place on a
+/// slots axis, as a flat line of its own across the same slots.
+fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), CliError> {
+    let mut kernels: Vec<&str> = Vec::new();
+    for r in records {
+        if !kernels.contains(&r.kernel.as_str()) {
+            kernels.push(&r.kernel);
         }
     }
+    let label = |r: &SimRecord| {
+        let mut l = format!("{} t={}", r.bench.algo, r.bench.threads);
+        if kernels.len() > 1 {
+            l.push_str(&format!(" {}", r.kernel));
+        }
+        l
+    };
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in records.iter().filter(|r| r.bench.buckets > 0) {
+        let point = (r.bench.buckets as f64, r.bench.ops_per_sec);
+        let l = label(r);
+        match series.iter_mut().find(|s| s.0 == l) {
+            Some(s) if s.1.iter().any(|p| p.0 == point.0) => {}
+            Some(s) => s.1.push(point),
+            None => series.push((l, vec![point])),
+        }
+    }
+    for s in &mut series {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let mut globals = Vec::new();
+    for r in records.iter().filter(|r| r.bench.buckets == 0) {
+        let l = label(r);
+        let Some((_, pts)) = series.iter().find(|s| s.0 == l) else {
+            continue;
+        };
+        let (first, last) = (pts[0].0, pts[pts.len() - 1].0);
+        let name = format!("{l} global hash");
+        if !globals.iter().any(|(n, _): &(String, _)| *n == name) {
+            let y = r.bench.ops_per_sec;
+            globals.push((name, vec![(first, y), (last.max(first * 2.0), y)]));
+        }
+    }
+    series.extend(globals);
     line_plot_svg(
         path,
         &format!("simulated: {title}"),

@@ -44,6 +44,11 @@ fn spread(rate: f64, iv: Option<(f64, f64)>) -> String {
     }
 }
 
+/// `KERNEL: WARNING` when the record's hasher fails a distribution test on its keys.
+fn warning_note(r: &SimRecord, kernel: &str) -> Option<String> {
+    (!r.bench.warning.is_empty()).then(|| format!("{kernel}: {}", r.bench.warning))
+}
+
 /// The change of `b` against `a` and whether its interval holds 0 (`None` without
 /// both intervals). The interval is the widest ratio the two rates' intervals allow.
 fn change(a: f64, ia: Option<(f64, f64)>, b: f64, ib: Option<(f64, f64)>) -> (f64, Option<bool>) {
@@ -112,9 +117,11 @@ pub(super) fn ab_table(
     }
     s.push('\n');
     let mut any_interval = false;
+    let mut warnings: Vec<String> = Vec::new();
     for c in &configs {
         let base = kernels.first().and_then(|k| find(k, c));
         let mut notes: Vec<String> = Vec::new();
+        let mut warned: Vec<String> = Vec::new();
         let mut line = String::new();
         let (ba, ia) = match base {
             Some(r) => {
@@ -125,6 +132,7 @@ pub(super) fn ab_table(
                     r.bench.ops_per_sec.round() as u64,
                     spread(r.bench.ops_per_sec, iv)
                 ));
+                warned.extend(warning_note(r, &label(&r.kernel)));
                 (Some(r.bench.ops_per_sec), iv)
             }
             None => {
@@ -148,6 +156,7 @@ pub(super) fn ab_table(
                         r.bench.ops_per_sec.round() as u64,
                         spread(r.bench.ops_per_sec, ib)
                     ));
+                    warned.extend(warning_note(r, &label(k)));
                     buckets.push(r.bench.buckets);
                 }
                 (Some(r), _) => {
@@ -157,6 +166,7 @@ pub(super) fn ab_table(
                         r.bench.ops_per_sec.round() as u64,
                         spread(r.bench.ops_per_sec, interval(r))
                     ));
+                    warned.extend(warning_note(r, &label(k)));
                     buckets.push(r.bench.buckets);
                 }
                 (None, _) => line.push_str(&format!(" {:>9} {:>10} {}", "-", "-", " ".repeat(5))),
@@ -184,7 +194,23 @@ pub(super) fn ab_table(
         if !notes.is_empty() {
             name.push_str(&format!(" ({})", notes.join("; ")));
         }
+        if !warned.is_empty() {
+            name.push_str(" !");
+            for w in warned {
+                warnings.push(format!("! {name}: {w}"));
+            }
+        }
         s.push_str(&format!("{line}  {name}\n"));
+    }
+    if !warnings.is_empty() {
+        s.push_str(
+            "! = the hasher fails a distribution test on the keys run in that configuration \
+             (the rate reflects the key layout, not the hash):\n",
+        );
+        for w in warnings {
+            s.push_str(&w);
+            s.push('\n');
+        }
     }
     if !any_interval {
         s.push_str("# these records carry no interval: no %change is tested against 0\n");
@@ -248,6 +274,26 @@ mod tests {
             ops_per_sec_hi: f64::NAN,
             replications: vec![rate],
         }
+    }
+
+    #[test]
+    fn a_failing_hasher_is_marked_and_its_warning_printed() {
+        let mut bad = rec("7.2", 240, "65536", 65536, 1000.0);
+        bad.bench.warning = "fails collisions (9 vs 5 expected)".into();
+        let recs = [
+            rec("6.18", 240, "65536", 65536, 1000.0),
+            bad,
+            rec("6.18", 240, "0", 0, 900.0),
+            rec("7.2", 240, "0", 0, 950.0),
+        ];
+        let t = ab_table("p", &recs, |_| None);
+        let marked: Vec<&str> = t.lines().filter(|l| l.contains("b=65536")).collect();
+        assert!(marked[0].ends_with(" jhash2 !"), "{t}");
+        assert!(!t.lines().any(|l| l.contains("b=0 jhash2 !")), "{t}");
+        assert!(
+            t.contains("! perf-bench-futex-hash.ops/s t=240 b=65536 jhash2 !: 7.2: fails collisions (9 vs 5 expected)"),
+            "{t}"
+        );
     }
 
     #[test]

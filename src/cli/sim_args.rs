@@ -17,17 +17,20 @@ pub(super) struct LengthArgs {
 
 impl LengthArgs {
     pub(super) fn length(&self) -> Result<SimLength, CliError> {
-        let to_u32 = |v: u64, what: &str| {
+        let to_u32 = |v: u64, what: &str, least: u32| {
             u32::try_from(v)
                 .ok()
-                .filter(|&v| v > 0 || what == "--warmup")
+                .filter(|&v| v >= least)
                 .ok_or_else(|| {
-                    CliError::Usage(format!("{what} {v} must be 1..=4294967295 operations"))
+                    CliError::Usage(format!(
+                        "{what} {v} must be {least}..={} operations",
+                        u32::MAX
+                    ))
                 })
         };
         Ok(SimLength {
-            warmup_ops: to_u32(self.warmup, "--warmup")?,
-            measured_ops: to_u32(self.ops, "--ops")?,
+            warmup_ops: to_u32(self.warmup, "--warmup", 0)?,
+            measured_ops: to_u32(self.ops, "--ops", 1)?,
         })
     }
 }

@@ -221,6 +221,14 @@ impl MachineProfile {
                 self.ticket_spinner_ns.unwrap_or_default(),
             ),
         ];
+        // Every operation takes time: with no cost outside the lock nor inside it the
+        // simulated rate is bounded only by the event loop's tick (10^15 per second).
+        if self.outside_ns + self.hold_ns <= 0.0 {
+            return Err(SimError::BadRequest(format!(
+                "outside_ns ({}) + hold_ns ({}) must be above 0 ns: an operation takes time",
+                self.outside_ns, self.hold_ns
+            )));
+        }
         let hashes = self.hash_ns.iter().map(|(k, v)| (k.as_str(), *v));
         for (what, v) in costs.into_iter().chain(hashes) {
             // Costs are summed in picoseconds in u64; one second per operation is far
@@ -469,6 +477,10 @@ mod tests {
         let mut smt = MachineProfile::minimal("smt", 256, 2);
         smt.threads_per_core = 2;
         smt.smt_slowdown = Some(1.3);
+        // Every cost zero: an operation would take no time.
+        let zero = smt.validate().unwrap_err().to_string();
+        assert!(zero.contains("outside_ns (0) + hold_ns (0)"), "{zero}");
+        smt.hold_ns = 100.0;
         smt.validate().unwrap();
         let n1 = smt.node_cpus(1);
         let expect: Vec<u32> = (64..128).chain(192..256).collect();
