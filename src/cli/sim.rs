@@ -817,36 +817,10 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
         ));
     }
     args::check_output_path(&p.out, "profile")?;
-    let topo = crate::sim::profile::read_sysfs_topology(Path::new("/sys/devices/system"))?;
-    let mut prof = MachineProfile::minimal(
-        &format!(
-            "this machine: {} CPUs, {} cores, {} node(s) (sysfs); costs are a template until `sim calibrate` fits them",
-            topo.cpus, topo.cores, topo.nodes
-        ),
-        topo.cpus,
-        topo.nodes,
-    );
-    prof.threads_per_core = topo.threads_per_core;
-    if prof.threads_per_core > 1 {
-        // Intel's Hyper-Threading figure (see seed003_box_template), until measured.
-        prof.smt_slowdown = Some(2.0 / 1.3);
-    }
-    prof.outside_ns = 250.0;
-    prof.hold_ns = 30.0;
-    prof.handoff_local_ns = 50.0;
-    prof.handoff_remote_ns = if topo.nodes > 1 { 200.0 } else { 50.0 };
-    prof.line_miss_ns = 20.0;
-    prof.ticket_spinner_ns = Some(20.0);
-    for h in args::algo_list("seed", HashKey::DEFAULT)? {
-        let ns = crate::sim::hashcost::measure_hash_ns(&h)?;
-        prof.hash_ns
-            .insert(h.name().to_string(), (ns * 1000.0).round() / 1000.0);
-    }
-    prof.validate().map_err(|e| {
-        CliError::Runtime(format!(
-            "the topology read from sysfs does not make a profile: {e}"
-        ))
-    })?;
+    let hashers = args::algo_list("seed", HashKey::DEFAULT)?;
+    let refs: Vec<&dyn crate::hashers::KeyHasher> = hashers.iter().map(|h| h.as_ref()).collect();
+    let (prof, topo) =
+        crate::sim::request::this_machine_template(Path::new("/sys/devices/system"), &refs)?;
     crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes()).map_err(|e| {
         CliError::Runtime(format!("cannot write profile '{}': {e}", p.out.display()))
     })?;

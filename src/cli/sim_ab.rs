@@ -44,6 +44,39 @@ fn spread(rate: f64, iv: Option<(f64, f64)>) -> String {
     }
 }
 
+/// A kernel's column name: its preset, `(none)` without one.
+fn label(k: &str) -> String {
+    if k.is_empty() {
+        "(none)".to_string()
+    } else {
+        k.to_string()
+    }
+}
+
+/// The three heading lines: kernels, rules, and the value columns under each.
+fn column_heads(kernels: &[&str]) -> String {
+    let mut s = format!(
+        "{:>16}",
+        label(kernels.first().copied().unwrap_or_default())
+    );
+    for k in kernels.iter().skip(1) {
+        s.push_str(&format!(" {:>27}", label(k)));
+    }
+    s.push('\n');
+    s.push_str(&"-".repeat(16));
+    for _ in kernels.iter().skip(1) {
+        s.push(' ');
+        s.push_str(&"-".repeat(27));
+    }
+    s.push('\n');
+    s.push_str(&format!("{:>16}", "ops/s   ±int"));
+    for _ in kernels.iter().skip(1) {
+        s.push_str(&format!(" {:>9} {:>16}", "%change", "ops/s   ±int"));
+    }
+    s.push('\n');
+    s
+}
+
 /// `KERNEL: WARNING` when the record's hasher fails a distribution test on its keys.
 fn warning_note(r: &SimRecord, kernel: &str) -> Option<String> {
     (!r.bench.warning.is_empty()).then(|| format!("{kernel}: {}", r.bench.warning))
@@ -90,32 +123,7 @@ pub(super) fn ab_table(
          # ± is the rate's interval (half-width, % of the rate); a change whose interval holds 0 is not told apart\n",
         kernels.first().copied().unwrap_or_default()
     );
-    let label = |k: &str| {
-        if k.is_empty() {
-            "(none)".to_string()
-        } else {
-            k.to_string()
-        }
-    };
-    s.push_str(&format!(
-        "{:>16}",
-        label(kernels.first().copied().unwrap_or_default())
-    ));
-    for k in kernels.iter().skip(1) {
-        s.push_str(&format!(" {:>27}", label(k)));
-    }
-    s.push('\n');
-    s.push_str(&"-".repeat(16));
-    for _ in kernels.iter().skip(1) {
-        s.push(' ');
-        s.push_str(&"-".repeat(27));
-    }
-    s.push('\n');
-    s.push_str(&format!("{:>16}", "ops/s   ±int"));
-    for _ in kernels.iter().skip(1) {
-        s.push_str(&format!(" {:>9} {:>16}", "%change", "ops/s   ±int"));
-    }
-    s.push('\n');
+    s.push_str(&column_heads(&kernels));
     let mut any_interval = false;
     let mut warnings: Vec<String> = Vec::new();
     for c in &configs {

@@ -10,8 +10,8 @@ use super::calibrate::{
     Calibration, DEFAULT_NOISE, Observation, Scenario, calibrate, check_calibration,
     global_hash_size,
 };
-use super::hashcost::{HashCost, hash_cost};
-use super::profile::MachineProfile;
+use super::hashcost::{HashCost, hash_cost, measure_hash_ns};
+use super::profile::{MachineProfile, Topology, read_sysfs_topology};
 use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until};
 use super::validate::{PublishedTable, hasher_for_column, perf_keys_per_thread, read_published};
 use super::{Design, SimLength, SimOp};
@@ -328,4 +328,46 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
             self.measured.file_name()
         )
     }
+}
+
+/// `sim profile --this-machine`: a template of the machine this runs on — CPUs, cores,
+/// threads per core and nodes from `system` (`/sys/devices/system`), the `hashers`' costs
+/// timed here, and starting costs for `sim calibrate` to fit (they are not measurements:
+/// the name says so). Refused when the topology does not make a valid profile.
+pub fn this_machine_template<H: KeyHasher + ?Sized>(
+    system: &Path,
+    hashers: &[&H],
+) -> Result<(MachineProfile, Topology), SimError> {
+    let topo = read_sysfs_topology(system)?;
+    let mut prof = MachineProfile::minimal(
+        &format!(
+            "this machine: {} CPUs, {} cores, {} node(s) (sysfs); costs are a template until `sim calibrate` fits them",
+            topo.cpus, topo.cores, topo.nodes
+        ),
+        topo.cpus,
+        topo.nodes,
+    );
+    prof.threads_per_core = topo.threads_per_core;
+    if prof.threads_per_core > 1 {
+        // Intel's Hyper-Threading figure (see seed003_box_template), until measured.
+        prof.smt_slowdown = Some(2.0 / 1.3);
+    }
+    // Starting points of the fit only: the 2-CPU development VM's order of magnitude.
+    prof.outside_ns = 250.0;
+    prof.hold_ns = 30.0;
+    prof.handoff_local_ns = 50.0;
+    prof.handoff_remote_ns = if topo.nodes > 1 { 200.0 } else { 50.0 };
+    prof.line_miss_ns = 20.0;
+    prof.ticket_spinner_ns = Some(20.0);
+    for h in hashers {
+        let ns = measure_hash_ns(*h)?;
+        prof.hash_ns
+            .insert(h.name().to_string(), (ns * 1000.0).round() / 1000.0);
+    }
+    prof.validate().map_err(|e| {
+        SimError::Machine(format!(
+            "the topology read from sysfs does not make a profile: {e}"
+        ))
+    })?;
+    Ok((prof, topo))
 }
