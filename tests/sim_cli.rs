@@ -708,15 +708,17 @@ fn validate_cv_predicts_every_cell_without_its_table() {
         "--format",
         "json",
     ]);
-    // 18 + 136 + 16 + 24 + 1 + 6 published cells, each once.
-    assert_eq!(recs.len(), 201);
+    // 18 + 136 + 16 + 24 + 1 + 6 published seed cells and the 6 `-b` rows of each of
+    // the two new boxes (a734d9fca84e's table without its autosize rows), each once.
+    assert_eq!(recs.len(), 213);
     let fit: Vec<(&str, u64)> = recs
         .iter()
         .filter(|r| r["role"] == "fit")
         .map(|r| (r["table"].as_str().unwrap(), r["x"].as_u64().unwrap()))
         .collect();
     // Only the held-out table's own calibration cells: rows 0 and 2 of the 240-thread
-    // table (global hash, 4 slots) and seed 003's two; the pinning cells that set the SMT
+    // table (global hash, 4 slots), seed 003's two and each new box's global hash and
+    // 256 slots (`--rows 0,1`, as a user calibrates); the pinning cells that set the SMT
     // slowdown are predicted with the generic figure when their table is held out.
     assert_eq!(
         fit,
@@ -725,6 +727,10 @@ fn validate_cv_predicts_every_cell_without_its_table() {
             ("buckets-240threads-256cpu.csv", 4),
             ("seed003-2013-80core-threads.csv", 64),
             ("seed003-2013-80core-threads.csv", 32),
+            ("a734d9fca84e-skl-2s-112", 0),
+            ("a734d9fca84e-skl-2s-112", 256),
+            ("a734d9fca84e-zen3-2s-256", 0),
+            ("a734d9fca84e-zen3-2s-256", 256),
         ]
     );
     for r in &recs {
@@ -736,7 +742,8 @@ fn validate_cv_predicts_every_cell_without_its_table() {
         );
         assert!(lo < p && p < hi, "{r}");
     }
-    // Plain validate: the same cells with roles fit/dev and no interval.
+    // Plain validate: the seed cells with roles fit/dev and no interval (the new boxes
+    // are held-out units only: plain validate is the in-sample set).
     let plain = json(&[
         "sim",
         "validate",
