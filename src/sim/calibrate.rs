@@ -566,6 +566,7 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
         ..handoff
     };
     profile.hash_ns.clear();
+    profile.calibration_rms_ln = Some(rms);
     Ok(Calibration {
         profile,
         outside,

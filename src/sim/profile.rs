@@ -75,6 +75,12 @@ pub struct MachineProfile {
     /// simulated slice is shorter than the kernel's 3 ms base slice).
     #[serde(default = "slice_default")]
     pub timeslice_ns: f64,
+    /// RMS of ln(simulated / measured) over the rows `sim calibrate` fitted this profile
+    /// on; absent from profiles written by hand. A profile that misses its own rows
+    /// carries that misfit into every interval, on top of the model error
+    /// ([`super::uncertainty::profile_uncertainty`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_rms_ln: Option<f64>,
     /// Cost of one hash per hasher name, measured on this machine. Hashers without an
     /// entry are timed on the machine running the simulator.
     #[serde(default)]
@@ -229,6 +235,13 @@ impl MachineProfile {
                 self.outside_ns, self.hold_ns
             )));
         }
+        if let Some(r) = self.calibration_rms_ln
+            && !(r.is_finite() && (0.0..=10.0).contains(&r))
+        {
+            return Err(SimError::BadRequest(format!(
+                "calibration_rms_ln = {r} must be a log-scale error from 0 to 10"
+            )));
+        }
         let hashes = self.hash_ns.iter().map(|(k, v)| (k.as_str(), *v));
         for (what, v) in costs.into_iter().chain(hashes) {
             // Costs are summed in picoseconds in u64; one second per operation is far
@@ -262,6 +275,7 @@ impl MachineProfile {
             queue_spinner_ns: 0.0,
             atomic_ns: atomic_default(),
             timeslice_ns: slice_default(),
+            calibration_rms_ln: None,
             hash_ns: BTreeMap::new(),
         }
     }
@@ -468,6 +482,7 @@ mod tests {
         };
         let mut p = p;
         p.hash_ns = [("jhash2".to_string(), 5.0)].into();
+        p.calibration_rms_ln = Some(0.0125);
         let back: MachineProfile = toml::from_str(&p.to_toml()).unwrap();
         assert_eq!(back, p);
         assert_eq!(p.hash_cost("jhash2"), Some(5.0));
@@ -497,6 +512,10 @@ mod tests {
         assert!(bad.validate().unwrap_err().to_string().contains("cpus"));
         bad.cpus = 1 << 20;
         assert!(bad.validate().unwrap_err().to_string().contains("cpus"));
+        bad = p.clone();
+        bad.calibration_rms_ln = Some(f64::NAN);
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("calibration_rms_ln"), "{e}");
         bad = p.clone();
         bad.hold_ns = f64::NAN;
         assert!(bad.validate().unwrap_err().to_string().contains("hold_ns"));

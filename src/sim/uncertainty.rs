@@ -235,11 +235,15 @@ pub struct ProfileUncertainty {
     pub model_sd: f64,
 }
 
-/// The uncertainty `sim` attaches to a profile's predictions.
-pub fn profile_uncertainty(_profile: &MachineProfile) -> ProfileUncertainty {
+/// The uncertainty `sim` attaches to a profile's predictions: the model error of an
+/// unseen table combined with the profile's own misfit to its calibration rows (zero for
+/// a profile fitted exactly on two rows, absent from one written by hand), and the seed
+/// box's calibration spread (see the module doc for why every profile is given it).
+pub fn profile_uncertainty(profile: &MachineProfile) -> ProfileUncertainty {
+    let misfit = profile.calibration_rms_ln.unwrap_or(0.0);
     ProfileUncertainty {
         calibration: SEED_BOX_CALIBRATION,
-        model_sd: QUOTED.model_sd,
+        model_sd: QUOTED.model_sd.hypot(misfit),
     }
 }
 
@@ -256,6 +260,19 @@ mod tests {
         use statrs::distribution::StudentsT;
         let t = StudentsT::new(0.0, 1.0, 2.0).unwrap();
         assert!((t.inverse_cdf(0.9) - T80_2DF).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_profile_that_misses_its_own_rows_carries_the_misfit() {
+        let mut p = MachineProfile::minimal("p", 4, 2);
+        assert_eq!(profile_uncertainty(&p).model_sd, QUOTED.model_sd);
+        // A calibration 0.2 off its rows in ln: sqrt(0.153² + 0.2²) = 0.25181…
+        p.calibration_rms_ln = Some(0.2);
+        let sd = profile_uncertainty(&p).model_sd;
+        assert!(
+            (sd - (0.153f64 * 0.153 + 0.04).sqrt()).abs() < 1e-12,
+            "{sd}"
+        );
     }
 
     #[test]
