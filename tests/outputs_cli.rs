@@ -8,10 +8,10 @@
 //! over without root).
 
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("fh-outputs-{name}-{}", std::process::id()));
@@ -286,4 +286,104 @@ fn report_never_replaces_a_directory_that_is_not_a_report() {
     assert_eq!(names(&mine), ["keep.txt", "sub"]);
     assert_eq!(names(&d), ["mine"]);
     fs::remove_dir_all(&d).unwrap();
+}
+
+/// `futexhash hash ... --output OUT` with its stdout sent to `stdout`.
+fn hash_into_with_stdout(out: &str, stdout: fs::File) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "hash", "--algo", "jhash2", "--format", "csv", "--output", out,
+        ])
+        .arg("private:1:0x1000")
+        .stdout(Stdio::from(stdout))
+        .output()
+        .expect("run futexhash")
+}
+
+/// `>> log` with `--output /dev/stdout`: the shell opened the file for append, and the
+/// output must follow what the file held. Opening `/dev/stdout` anew (a new open file at
+/// offset 0, without `O_APPEND`) wrote over the first line.
+#[test]
+fn output_to_dev_stdout_appends_to_a_file_opened_for_append() {
+    let dir = tmpdir("append");
+    let log = dir.join("app.txt");
+    for out in ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"] {
+        fs::write(&log, "precious\n").unwrap();
+        let f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let o = hash_into_with_stdout(out, f);
+        assert!(o.status.success(), "{out}: {}", stderr(&o));
+        let mut want = b"precious\n".to_vec();
+        want.extend(expected());
+        assert_eq!(
+            String::from_utf8_lossy(&fs::read(&log).unwrap()),
+            String::from_utf8_lossy(&want),
+            "{out}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `( echo before; futexhash ... --output /dev/stdout; echo after ) > f`: the three share
+/// one open file (not in append mode) and its offset; each writes where the last stopped.
+#[test]
+fn output_to_dev_stdout_writes_at_the_shared_offset() {
+    let dir = tmpdir("shared-offset");
+    let p = dir.join("app2.txt");
+    let mut f = fs::File::create(&p).unwrap();
+    f.write_all(b"before\n").unwrap();
+    let o = hash_into_with_stdout("/dev/stdout", f.try_clone().unwrap());
+    assert!(o.status.success(), "{}", stderr(&o));
+    f.write_all(b"after\n").unwrap();
+    let mut want = b"before\n".to_vec();
+    want.extend(expected());
+    want.extend(b"after\n");
+    assert_eq!(
+        String::from_utf8_lossy(&fs::read(&p).unwrap()),
+        String::from_utf8_lossy(&want)
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `--plot /dev/stdout` goes through the same descriptor: the SVG follows the first line.
+#[test]
+fn plot_to_dev_stdout_appends_to_a_file_opened_for_append() {
+    let dir = tmpdir("plot-append");
+    let log = dir.join("plot.txt");
+    fs::write(&log, "precious\n").unwrap();
+    let f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "dist",
+            "--algo",
+            "jhash2",
+            "--keys",
+            "100",
+            "--buckets",
+            "16",
+            "--output",
+            "/dev/null",
+            "--plot",
+            "/dev/stdout",
+        ])
+        .stdout(Stdio::from(f))
+        .output()
+        .expect("run futexhash");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = fs::read_to_string(&log).unwrap();
+    assert!(got.starts_with("precious\n<svg"), "{got:.80}");
+    assert!(got.trim_end().ends_with("</svg>"), "{got}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A descriptor the process does not have open is refused before any work, naming it.
+#[test]
+fn a_closed_descriptor_is_refused_in_one_line() {
+    let o = hash_into(Path::new("/dev/fd/57"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/dev/fd/57") && err.contains("not open"),
+        "{err}"
+    );
 }

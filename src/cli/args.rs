@@ -68,6 +68,11 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         Err(e) => return Err(fail(e.to_string())),
     };
     let file = match target {
+        // Not opened or probed: it is written through as it is ([`write_atomic`]); only
+        // whether it takes writes can be told without writing.
+        OutputTarget::Descriptor { fd, .. } => {
+            return output::descriptor_writable(fd).map_err(fail);
+        }
         OutputTarget::InPlace(p) => {
             let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
                 .map_err(|_| fail("the path contains a NUL byte".to_string()))?;
