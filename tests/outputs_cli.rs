@@ -387,3 +387,30 @@ fn a_closed_descriptor_is_refused_in_one_line() {
         "{err}"
     );
 }
+
+/// `chmod 600 priv.txt; futexhash ... --output priv.txt`: the new content is as private
+/// as the old (the temporary file used to be created 0644 and renamed over it). As root
+/// the owner and group stay too.
+#[test]
+fn a_replaced_file_keeps_its_permissions_and_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tmpdir("perms");
+    let p = dir.join("priv.txt");
+    fs::write(&p, "old\n").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    // SAFETY: geteuid(2) reads no memory and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::os::unix::fs::chown(&p, Some(4242), Some(4343)).unwrap();
+    }
+    let o = hash_into(&p);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(&p).unwrap(), expected());
+    let m = fs::metadata(&p).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o600);
+    if root {
+        assert_eq!((m.uid(), m.gid()), (4242, 4343));
+    }
+    assert_eq!(names(&dir), ["priv.txt"]);
+    let _ = fs::remove_dir_all(&dir);
+}

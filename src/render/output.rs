@@ -2,11 +2,12 @@
 //! `table` (the mailing-list `+-----+` table), `csv` and `json` (one array of flat records),
 //! written to stdout or atomically to a file (a device or FIFO in place, `/dev/stdout`
 //! and this process's other descriptors through the descriptor itself; a symlink followed
-//! and its target replaced, never the link).
+//! and its target replaced, never the link; a replaced file keeps its mode).
 
 use serde::Serialize;
 use std::io::{self, Write};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// An output format (`--format`).
@@ -478,6 +479,10 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// device, FIFO or another process's descriptor is opened and written in place, and one
 /// of this process's own descriptors (`/dev/stdout`) written through, never replaced.
 /// `None` writes to stdout.
+///
+/// A replaced file keeps its permission bits (and, where the process may, its owner and
+/// group): `chmod 600 secret.csv` stays private. A new file gets the default mode (the
+/// umask's).
 pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
     let Some(path) = path else {
         return write_descriptor(1, content);
@@ -501,9 +506,17 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    // The file being replaced, if there is one (the end of the link chain, so its own
+    // mode, not a link's).
+    let existing = std::fs::symlink_metadata(&target)
+        .ok()
+        .filter(|m| m.is_file());
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create_temp(&tmp, existing.is_some())?;
         f.write_all(content)?;
+        if let Some(old) = &existing {
+            keep_owner_and_mode(&f, old)?;
+        }
         f.sync_all()?;
         std::fs::rename(&tmp, &target)
     })();
@@ -511,6 +524,54 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Creates the temporary file `tmp` afresh. `O_EXCL` (`create_new`): an existing name
+/// there is never opened, so a link planted at the temporary name (in a shared directory
+/// such as /tmp) cannot redirect the write; a leftover of a killed run with the same pid
+/// is removed first (unlinking a link removes the link, not what it points to). When it
+/// will replace a file, it starts as 0600 and gets that file's mode once written
+/// ([`keep_owner_and_mode`]), so the content is never readable by more users than the old
+/// file's was.
+fn create_temp(tmp: &Path, replaces: bool) -> io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(tmp);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if replaces { 0o600 } else { 0o666 })
+        .open(tmp)
+}
+
+/// Gives the temporary file `f` the owner, group and permission bits of the file `old` it
+/// replaces. Only root may give a file to another user and only a member may give it to a
+/// group, so a failed chown is not an error; but when the group could not be kept, the
+/// group gets only what the old group and the others both had, since its bits now grant
+/// access to a different group. Set-id and sticky bits are not carried over: new content under an
+/// old set-user-ID bit would run with that user's rights.
+fn keep_owner_and_mode(f: &std::fs::File, old: &std::fs::Metadata) -> io::Result<()> {
+    let now = f.metadata()?;
+    let mut group_kept = now.gid() == old.gid();
+    if now.uid() != old.uid() || !group_kept {
+        if std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid())).is_err() {
+            let _ = std::os::unix::fs::fchown(f, None, Some(old.gid()));
+        }
+        group_kept = f.metadata()?.gid() == old.gid();
+    }
+    f.set_permissions(std::fs::Permissions::from_mode(kept_mode(
+        old.mode(),
+        group_kept,
+    )))
+}
+
+/// The permission bits a replacement gets from the replaced file's `mode`
+/// ([`keep_owner_and_mode`]).
+fn kept_mode(mode: u32, group_kept: bool) -> u32 {
+    let mode = mode & 0o777;
+    if group_kept {
+        mode
+    } else {
+        (mode & !0o070) | (mode & 0o070 & ((mode & 0o007) << 3))
+    }
 }
 
 /// A closed pipe (`| head`) is the reader's choice, not an error of ours.
@@ -692,6 +753,68 @@ mod tests {
         );
         drop(r);
         assert!(descriptor_writable(rfd).unwrap_err().contains("not open"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_default() {
+        let d = scratch("mode");
+        let secret = d.join("secret.csv");
+        std::fs::write(&secret, "old").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(Some(&secret), b"new").unwrap();
+        assert_eq!(std::fs::read(&secret).unwrap(), b"new");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        assert_eq!(mode(&secret), 0o600);
+        // Through a link: the file at its end keeps its mode, the link stays a link.
+        let shared = d.join("shared.csv");
+        std::fs::write(&shared, "old").unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = d.join("link.csv");
+        std::os::unix::fs::symlink("shared.csv", &link).unwrap();
+        write_atomic(Some(&link), b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(mode(&shared), 0o640);
+        // A new file: what creating one gives here (0666 less the umask).
+        let fresh = d.join("fresh.csv");
+        write_atomic(Some(&fresh), b"new").unwrap();
+        let reference = d.join("reference");
+        std::fs::File::create(&reference).unwrap();
+        assert_eq!(mode(&fresh), mode(&reference));
+        // As root, the owner and group are kept too.
+        // SAFETY: geteuid(2) reads no memory and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            let theirs = d.join("theirs.csv");
+            std::fs::write(&theirs, "old").unwrap();
+            std::os::unix::fs::chown(&theirs, Some(4242), Some(4343)).unwrap();
+            write_atomic(Some(&theirs), b"new").unwrap();
+            let m = std::fs::metadata(&theirs).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4242, 4343));
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_group_that_cannot_be_kept_gets_no_more_than_the_others() {
+        assert_eq!(kept_mode(0o640, true), 0o640);
+        assert_eq!(kept_mode(0o640, false), 0o600);
+        assert_eq!(kept_mode(0o664, false), 0o644);
+        assert_eq!(kept_mode(0o604, false), 0o604);
+        assert_eq!(kept_mode(0o4755, true), 0o755, "no set-id bit carried over");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_temporary_name_is_not_followed() {
+        let d = scratch("planted");
+        let victim = d.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let out = d.join("out.csv");
+        let tmp = d.join(format!(".out.csv.tmp{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        write_atomic(Some(&out), b"new").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        assert!(!tmp.exists() && std::fs::symlink_metadata(&tmp).is_err());
         std::fs::remove_dir_all(&d).unwrap();
     }
 
