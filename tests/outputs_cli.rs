@@ -414,3 +414,34 @@ fn a_replaced_file_keeps_its_permissions_and_owner() {
     assert_eq!(names(&dir), ["priv.txt"]);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `report --out DIR` over a previous report holding an SVG of the user's that its
+/// report.md does not show: only the SVGs a report refers to are its own (docs/report.md),
+/// so the directory is refused before any work, naming the file, and stays as it was.
+#[test]
+fn report_never_deletes_an_svg_its_previous_report_does_not_refer_to() {
+    let d = tmpdir("report-extra-svg");
+    let prev = d.join("prev");
+    fs::create_dir_all(&prev).unwrap();
+    let md = "# futexhash report\n\n![Hash cost](hash-cost.svg)\n";
+    fs::write(prev.join("report.md"), md).unwrap();
+    fs::write(prev.join("hash-cost.svg"), "<svg/>").unwrap();
+    fs::write(prev.join("extra.svg"), "<svg>mine</svg>").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["report", "--quick", "--out"])
+        .arg(&prev)
+        .output()
+        .expect("run futexhash");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'extra.svg'"), "{err}");
+    assert_eq!(
+        fs::read_to_string(prev.join("extra.svg")).unwrap(),
+        "<svg>mine</svg>"
+    );
+    assert_eq!(fs::read_to_string(prev.join("report.md")).unwrap(), md);
+    assert_eq!(names(&prev), ["extra.svg", "hash-cost.svg", "report.md"]);
+    assert_eq!(names(&d), ["prev"]);
+    fs::remove_dir_all(&d).unwrap();
+}
