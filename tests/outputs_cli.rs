@@ -445,3 +445,81 @@ fn report_never_deletes_an_svg_its_previous_report_does_not_refer_to() {
     assert_eq!(names(&d), ["prev"]);
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// Every writer of a user-named path gives a full device (every write fails with ENOSPC)
+/// the same answer as `--output` does (docs/cli.md: an unwritable output path is bad
+/// input): exit 2, one line naming the path. `keys --output`, `bench --plot`,
+/// `sim calibrate --out` and `sim profile --out` exited 1.
+#[test]
+fn a_full_device_is_exit_2_for_every_writer() {
+    let dir = tmpdir("full-every");
+    let full = char_device(&dir, "full", 1, 7).unwrap_or_else(|| PathBuf::from("/dev/full"));
+    let f = full.to_str().unwrap();
+    let measured = dir.join("measured.csv");
+    fs::write(&measured, "buckets,ops/sec\n0,1500000\n2,40000\n").unwrap();
+    let m = measured.to_str().unwrap();
+    let runs: [&[&str]; 5] = [
+        &["keys", "--workload", "perf", "--keys", "10", "--output", f],
+        &[
+            "bench",
+            "-t",
+            "1",
+            "-r",
+            "0.1",
+            "--output",
+            "/dev/null",
+            "--plot",
+            f,
+        ],
+        &[
+            "bench",
+            "--workload",
+            "lock",
+            "-t",
+            "2",
+            "-r",
+            "0.1",
+            "--output",
+            "/dev/null",
+            "--plot",
+            f,
+        ],
+        &[
+            "sim",
+            "calibrate",
+            "--from",
+            m,
+            "--rows",
+            "0,1",
+            "--threads",
+            "2",
+            "--cpus",
+            "2",
+            "--out",
+            f,
+        ],
+        &["sim", "profile", "--this-machine", "--out", f],
+    ];
+    for args in runs {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(args)
+            .output()
+            .expect("run futexhash");
+        let all = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {all}");
+        // bench may first warn of a busy machine (2 shared CPUs): the error is one line.
+        let err: Vec<&str> = all.lines().filter(|l| !l.contains(": warning: ")).collect();
+        assert_eq!(err.len(), 1, "{args:?}: {all}");
+        assert!(
+            err[0].contains(&format!("'{f}'")) && err[0].contains("No space left on device"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            fs::symlink_metadata(&full)
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

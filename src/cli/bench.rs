@@ -546,9 +546,8 @@ fn run_contend(
     }
     let records = result.records;
     if let Some(path) = &args.plot {
-        record::write_plot(path, "futex contention", &records).map_err(|e| {
-            CliError::Runtime(format!("cannot write plot '{}': {e}", path.display()))
-        })?;
+        record::write_plot(path, "futex contention", &records)
+            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
@@ -585,9 +584,8 @@ fn emit(
             plan.futexes,
             record::fmt_secs(plan.runtime.as_secs_f64())
         );
-        record::write_plot(path, &title, &records).map_err(|e| {
-            CliError::Runtime(format!("cannot write plot '{}': {e}", path.display()))
-        })?;
+        record::write_plot(path, &title, &records)
+            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
