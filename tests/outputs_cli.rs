@@ -523,3 +523,50 @@ fn a_full_device_is_exit_2_for_every_writer() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `--output same.svg --plot ./same.svg`: both are written whole, so the second replaced
+/// the first and the plot was lost with exit 0. Refused before any work (no file made),
+/// one line naming both flags, for every subcommand that takes both.
+#[test]
+fn output_and_plot_naming_one_file_are_refused() {
+    let dir = tmpdir("same-file");
+    let runs: [&[&str]; 3] = [
+        &["dist", "--keys", "100", "--buckets", "16"],
+        &["bench", "-t", "1", "-r", "0.1"],
+        &["sim", "--profile", "this-vm", "-t", "2", "-b", "0,16"],
+    ];
+    for args in runs {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(args)
+            .args(["--output", "same.svg", "--plot", "./same.svg"])
+            .current_dir(&dir)
+            .output()
+            .expect("run futexhash");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("--output 'same.svg'") && err.contains("--plot './same.svg'"),
+            "{args:?}: {err}"
+        );
+        assert!(names(&dir).is_empty(), "{args:?}: {:?}", names(&dir));
+    }
+    // Different files: both written.
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "dist",
+            "--keys",
+            "100",
+            "--buckets",
+            "16",
+            "--format",
+            "csv",
+        ])
+        .args(["--output", "d.csv", "--plot", "d.svg"])
+        .current_dir(&dir)
+        .output()
+        .expect("run futexhash");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(names(&dir), ["d.csv", "d.svg"]);
+    let _ = fs::remove_dir_all(&dir);
+}

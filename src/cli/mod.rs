@@ -168,17 +168,41 @@ fn one_line(rendered: &str) -> String {
     }
 }
 
+/// `--output` and `--plot` naming one file ([`args::check_distinct_outputs`]), for every
+/// (sub)subcommand that takes both (`dist`, `bench`, `sim`), before any work. Checked here
+/// on clap's matches, by the flags' ids, so that a subcommand that gains a `--plot` is
+/// covered without a call of its own.
+fn check_output_and_plot(m: &clap::ArgMatches) -> Result<(), CliError> {
+    let mut sub = m.subcommand();
+    while let Some((_, sm)) = sub {
+        // `try_`: a subcommand without the flag answers with an error, not a panic.
+        let get = |id: &str| sm.try_get_one::<std::path::PathBuf>(id).ok().flatten();
+        if let (Some(output), Some(plot)) = (get("output"), get("plot")) {
+            args::check_distinct_outputs(output, plot)?;
+        }
+        sub = sm.subcommand();
+    }
+    Ok(())
+}
+
 /// Runs the command line `args` (the first item is the program name).
 pub fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let parsed = command()
-        .try_get_matches_from(args)
-        .and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = command().try_get_matches_from(args).and_then(|m| {
+        let cli = Cli::from_arg_matches(&m)?;
+        Ok((cli, m))
+    });
     let cli = match parsed {
-        Ok(cli) => cli,
+        Ok((cli, m)) => {
+            if let Err(e) = check_output_and_plot(&m) {
+                eprintln!("futexhash: error: {e}");
+                return ExitCode::from(2);
+            }
+            cli
+        }
         Err(e) => {
             // Help and version go to stdout with status 0; a real parse error is one line
             // on stderr and exit 2.
