@@ -360,7 +360,16 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     emit(&args, &plan, workload.as_str(), &result.measured)?;
     if result.interrupted {
-        // The sweep's warning has said how many configurations were measured.
+        // What a sweep keeps is a count of configurations, not "the results that
+        // finished": the last one ran only for part of its time.
+        eprintln!(
+            "{}",
+            super::interrupted_with(&format!(
+                "{} of {} configurations measured, the last one for the time it ran",
+                result.measured.len(),
+                result.total
+            ))
+        );
         return Err(CliError::InterruptedReported);
     }
     Ok(())

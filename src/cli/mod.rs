@@ -78,25 +78,30 @@ pub enum CliError {
     /// shell reports an interrupted command.
     Interrupted,
     /// As [`CliError::Interrupted`], when the subcommand has already said on stderr what the
-    /// interruption kept (bench's "n of m configurations measured", capture's summary).
+    /// interruption kept (bench's [`interrupted_with`] "n of m configurations measured",
+    /// capture's summary).
     InterruptedReported,
 }
 
 /// The line an interrupted subcommand prints when the results that finished were written
 /// (`kept`) or when nothing was, naming the signal the handlers recorded.
 pub(crate) fn interrupted_line(kept: bool) -> String {
+    interrupted_with(if kept {
+        "stopped early; the results that finished are written"
+    } else {
+        "nothing written"
+    })
+}
+
+/// `futexhash: interrupted (SIGNAL): what`, the one form of every interrupted
+/// subcommand's line, naming the signal the handlers recorded.
+pub(crate) fn interrupted_with(what: &str) -> String {
     let sig = match crate::bench::interrupt::signal() {
         Some(libc::SIGINT) => "SIGINT",
         Some(libc::SIGTERM) => "SIGTERM",
         _ => "SIGINT or SIGTERM",
     };
-    if kept {
-        format!(
-            "futexhash: interrupted ({sig}): stopped early; the results that finished are written"
-        )
-    } else {
-        format!("futexhash: interrupted ({sig}): nothing written")
-    }
+    format!("futexhash: interrupted ({sig}): {what}")
 }
 
 impl fmt::Display for CliError {
