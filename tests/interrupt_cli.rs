@@ -87,7 +87,31 @@ fn sigint_prints_the_elapsed_time_and_exits_130_model() {
         out.contains("Averaged") && out.contains("[thread  1]"),
         "{out}"
     );
-    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        err.contains("futexhash: interrupted (SIGINT): 1 of 1 configurations measured"),
+        "{err}"
+    );
+}
+
+/// A sweep stopped in its first configuration says how many ran in the line every
+/// interrupted subcommand prints, naming the signal (docs/cli.md): it said
+/// `warning: interrupted: 1 of 2 configurations measured` without the signal.
+#[test]
+fn an_interrupted_sweep_names_the_signal_and_counts_its_configurations() {
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let c = spawn(&["bench", "-t", "1,2", "-r", "30", "--format", "csv"]);
+        std::thread::sleep(Duration::from_millis(1000));
+        signal(&c, sig);
+        let (code, out, err) = finish(c);
+        assert_eq!(code, Some(130), "{out}{err}");
+        assert_eq!(out.lines().count(), 2, "a header and the one row: {out}");
+        let line = format!(
+            "futexhash: interrupted ({name}): 1 of 2 configurations measured, the last one \
+             for the time it ran"
+        );
+        assert!(err.lines().any(|l| l == line), "{err}");
+        assert!(!err.contains("warning: interrupted"), "{err}");
+    }
 }
 
 #[test]

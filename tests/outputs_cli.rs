@@ -8,10 +8,10 @@
 //! over without root).
 
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("fh-outputs-{name}-{}", std::process::id()));
@@ -286,4 +286,287 @@ fn report_never_replaces_a_directory_that_is_not_a_report() {
     assert_eq!(names(&mine), ["keep.txt", "sub"]);
     assert_eq!(names(&d), ["mine"]);
     fs::remove_dir_all(&d).unwrap();
+}
+
+/// `futexhash hash ... --output OUT` with its stdout sent to `stdout`.
+fn hash_into_with_stdout(out: &str, stdout: fs::File) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "hash", "--algo", "jhash2", "--format", "csv", "--output", out,
+        ])
+        .arg("private:1:0x1000")
+        .stdout(Stdio::from(stdout))
+        .output()
+        .expect("run futexhash")
+}
+
+/// `>> log` with `--output /dev/stdout`: the shell opened the file for append, and the
+/// output must follow what the file held. Opening `/dev/stdout` anew (a new open file at
+/// offset 0, without `O_APPEND`) wrote over the first line.
+#[test]
+fn output_to_dev_stdout_appends_to_a_file_opened_for_append() {
+    let dir = tmpdir("append");
+    let log = dir.join("app.txt");
+    for out in ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"] {
+        fs::write(&log, "precious\n").unwrap();
+        let f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let o = hash_into_with_stdout(out, f);
+        assert!(o.status.success(), "{out}: {}", stderr(&o));
+        let mut want = b"precious\n".to_vec();
+        want.extend(expected());
+        assert_eq!(
+            String::from_utf8_lossy(&fs::read(&log).unwrap()),
+            String::from_utf8_lossy(&want),
+            "{out}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `( echo before; futexhash ... --output /dev/stdout; echo after ) > f`: the three share
+/// one open file (not in append mode) and its offset; each writes where the last stopped.
+#[test]
+fn output_to_dev_stdout_writes_at_the_shared_offset() {
+    let dir = tmpdir("shared-offset");
+    let p = dir.join("app2.txt");
+    let mut f = fs::File::create(&p).unwrap();
+    f.write_all(b"before\n").unwrap();
+    let o = hash_into_with_stdout("/dev/stdout", f.try_clone().unwrap());
+    assert!(o.status.success(), "{}", stderr(&o));
+    f.write_all(b"after\n").unwrap();
+    let mut want = b"before\n".to_vec();
+    want.extend(expected());
+    want.extend(b"after\n");
+    assert_eq!(
+        String::from_utf8_lossy(&fs::read(&p).unwrap()),
+        String::from_utf8_lossy(&want)
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `--plot /dev/stdout` goes through the same descriptor: the SVG follows the first line.
+#[test]
+fn plot_to_dev_stdout_appends_to_a_file_opened_for_append() {
+    let dir = tmpdir("plot-append");
+    let log = dir.join("plot.txt");
+    fs::write(&log, "precious\n").unwrap();
+    let f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "dist",
+            "--algo",
+            "jhash2",
+            "--keys",
+            "100",
+            "--buckets",
+            "16",
+            "--output",
+            "/dev/null",
+            "--plot",
+            "/dev/stdout",
+        ])
+        .stdout(Stdio::from(f))
+        .output()
+        .expect("run futexhash");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = fs::read_to_string(&log).unwrap();
+    assert!(got.starts_with("precious\n<svg"), "{got:.80}");
+    assert!(got.trim_end().ends_with("</svg>"), "{got}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A descriptor the process does not have open is refused before any work, naming it.
+#[test]
+fn a_closed_descriptor_is_refused_in_one_line() {
+    let o = hash_into(Path::new("/dev/fd/57"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/dev/fd/57") && err.contains("not open"),
+        "{err}"
+    );
+}
+
+/// `chmod 600 priv.txt; futexhash ... --output priv.txt`: the new content is as private
+/// as the old (the temporary file used to be created 0644 and renamed over it). As root
+/// the owner and group stay too.
+#[test]
+fn a_replaced_file_keeps_its_permissions_and_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tmpdir("perms");
+    let p = dir.join("priv.txt");
+    fs::write(&p, "old\n").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    // SAFETY: geteuid(2) reads no memory and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::os::unix::fs::chown(&p, Some(4242), Some(4343)).unwrap();
+    }
+    let o = hash_into(&p);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(&p).unwrap(), expected());
+    let m = fs::metadata(&p).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o600);
+    if root {
+        assert_eq!((m.uid(), m.gid()), (4242, 4343));
+    }
+    assert_eq!(names(&dir), ["priv.txt"]);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `report --out DIR` over a previous report holding an SVG of the user's that its
+/// report.md does not show: only the SVGs a report refers to are its own (docs/report.md),
+/// so the directory is refused before any work, naming the file, and stays as it was.
+#[test]
+fn report_never_deletes_an_svg_its_previous_report_does_not_refer_to() {
+    let d = tmpdir("report-extra-svg");
+    let prev = d.join("prev");
+    fs::create_dir_all(&prev).unwrap();
+    let md = "# futexhash report\n\n![Hash cost](hash-cost.svg)\n";
+    fs::write(prev.join("report.md"), md).unwrap();
+    fs::write(prev.join("hash-cost.svg"), "<svg/>").unwrap();
+    fs::write(prev.join("extra.svg"), "<svg>mine</svg>").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["report", "--quick", "--out"])
+        .arg(&prev)
+        .output()
+        .expect("run futexhash");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'extra.svg'"), "{err}");
+    assert_eq!(
+        fs::read_to_string(prev.join("extra.svg")).unwrap(),
+        "<svg>mine</svg>"
+    );
+    assert_eq!(fs::read_to_string(prev.join("report.md")).unwrap(), md);
+    assert_eq!(names(&prev), ["extra.svg", "hash-cost.svg", "report.md"]);
+    assert_eq!(names(&d), ["prev"]);
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// Every writer of a user-named path gives a full device (every write fails with ENOSPC)
+/// the same answer as `--output` does (docs/cli.md: an unwritable output path is bad
+/// input): exit 2, one line naming the path. `keys --output`, `bench --plot`,
+/// `sim calibrate --out` and `sim profile --out` exited 1.
+#[test]
+fn a_full_device_is_exit_2_for_every_writer() {
+    let dir = tmpdir("full-every");
+    let full = char_device(&dir, "full", 1, 7).unwrap_or_else(|| PathBuf::from("/dev/full"));
+    let f = full.to_str().unwrap();
+    let measured = dir.join("measured.csv");
+    fs::write(&measured, "buckets,ops/sec\n0,1500000\n2,40000\n").unwrap();
+    let m = measured.to_str().unwrap();
+    let runs: [&[&str]; 5] = [
+        &["keys", "--workload", "perf", "--keys", "10", "--output", f],
+        &[
+            "bench",
+            "-t",
+            "1",
+            "-r",
+            "0.1",
+            "--output",
+            "/dev/null",
+            "--plot",
+            f,
+        ],
+        &[
+            "bench",
+            "--workload",
+            "lock",
+            "-t",
+            "2",
+            "-r",
+            "0.1",
+            "--output",
+            "/dev/null",
+            "--plot",
+            f,
+        ],
+        &[
+            "sim",
+            "calibrate",
+            "--from",
+            m,
+            "--rows",
+            "0,1",
+            "--threads",
+            "2",
+            "--cpus",
+            "2",
+            "--out",
+            f,
+        ],
+        &["sim", "profile", "--this-machine", "--out", f],
+    ];
+    for args in runs {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(args)
+            .output()
+            .expect("run futexhash");
+        let all = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {all}");
+        // bench may first warn of a busy machine (2 shared CPUs): the error is one line.
+        let err: Vec<&str> = all.lines().filter(|l| !l.contains(": warning: ")).collect();
+        assert_eq!(err.len(), 1, "{args:?}: {all}");
+        assert!(
+            err[0].contains(&format!("'{f}'")) && err[0].contains("No space left on device"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            fs::symlink_metadata(&full)
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `--output same.svg --plot ./same.svg`: both are written whole, so the second replaced
+/// the first and the plot was lost with exit 0. Refused before any work (no file made),
+/// one line naming both flags, for every subcommand that takes both.
+#[test]
+fn output_and_plot_naming_one_file_are_refused() {
+    let dir = tmpdir("same-file");
+    let runs: [&[&str]; 3] = [
+        &["dist", "--keys", "100", "--buckets", "16"],
+        &["bench", "-t", "1", "-r", "0.1"],
+        &["sim", "--profile", "this-vm", "-t", "2", "-b", "0,16"],
+    ];
+    for args in runs {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(args)
+            .args(["--output", "same.svg", "--plot", "./same.svg"])
+            .current_dir(&dir)
+            .output()
+            .expect("run futexhash");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("--output 'same.svg'") && err.contains("--plot './same.svg'"),
+            "{args:?}: {err}"
+        );
+        assert!(names(&dir).is_empty(), "{args:?}: {:?}", names(&dir));
+    }
+    // Different files: both written.
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "dist",
+            "--keys",
+            "100",
+            "--buckets",
+            "16",
+            "--format",
+            "csv",
+        ])
+        .args(["--output", "d.csv", "--plot", "d.svg"])
+        .current_dir(&dir)
+        .output()
+        .expect("run futexhash");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(names(&dir), ["d.csv", "d.svg"]);
+    let _ = fs::remove_dir_all(&dir);
 }

@@ -96,6 +96,19 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
         plots += 1;
     }
     assert!(plots >= 9, "{plots} plots");
+    // Every SVG the report wrote is one its report.md shows: a later report over this
+    // directory accepts it as a previous report (docs/report.md: only the SVGs report.md
+    // refers to may be replaced), so none of its own plots may go unmentioned.
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".svg") {
+            assert!(
+                md.contains(&format!("]({name})")),
+                "{name} is written but not shown"
+            );
+        }
+    }
+    futexhash::report::staging::previous_report(&dir).expect("a report is a previous report");
     // The user's profile is answered next to the seed's box.
     assert!(md.contains("answer-slots-1.svg"), "no curve for --profile");
     // The C hasher flows through hash cost, distribution, which-hash and the simulation.

@@ -115,8 +115,13 @@ pub struct SweepResult {
     pub measured: Vec<Measured>,
     /// Warnings for the user (one line each, no prefix).
     pub warnings: Vec<String>,
-    /// SIGINT/SIGTERM stopped the sweep ([`super::interrupt`]): `measured` holds what ran.
+    /// SIGINT/SIGTERM stopped the sweep ([`super::interrupt`]): `measured` holds what ran,
+    /// the last configuration for the time it ran. Saying so, with the signal, is the
+    /// caller's (the CLI's line names the signal as every interrupted subcommand's does).
     pub interrupted: bool,
+    /// The configurations the sweep was to run (kernel sizes the kernel cannot run left
+    /// out), of which `measured` ran.
+    pub total: usize,
 }
 
 impl SweepResult {
@@ -499,13 +504,8 @@ pub fn sweep(
         }
         result.measured.push(m);
     }
-    if super::interrupt::requested() {
-        result.interrupted = true;
-        result.warnings.push(format!(
-            "interrupted: {} of {total} configurations measured, the last one for the time it ran",
-            result.measured.len()
-        ));
-    }
+    result.total = total;
+    result.interrupted = super::interrupt::requested();
     result
         .warnings
         .extend(busy_machine_warning(&result.measured));

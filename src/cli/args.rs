@@ -68,6 +68,11 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         Err(e) => return Err(fail(e.to_string())),
     };
     let file = match target {
+        // Not opened or probed: it is written through as it is ([`write_atomic`]); only
+        // whether it takes writes can be told without writing.
+        OutputTarget::Descriptor { fd, .. } => {
+            return output::descriptor_writable(fd).map_err(fail);
+        }
         OutputTarget::InPlace(p) => {
             let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
                 .map_err(|_| fail("the path contains a NUL byte".to_string()))?;
@@ -95,6 +100,44 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         return Err(fail(format!("'{}' is not a directory", dir.display())));
     }
     probe_dir(dir).map_err(fail)
+}
+
+/// Refuses, before any work, `--output` and `--plot` that name one file (through `./`,
+/// `..` or links alike): both are written whole, one after the other, so the second would
+/// replace the first and one of them would be lost without a word. Regular files are
+/// compared by their canonical paths (for a file not there yet, its directory's canonical
+/// path and its name; the literal path when the directory is missing too). A device, FIFO
+/// or descriptor (`/dev/null`, `/dev/stdout`) is written into, not replaced, so both
+/// outputs arrive there one after the other and naming it twice is allowed.
+pub fn check_distinct_outputs(output: &Path, plot: &Path) -> Result<(), CliError> {
+    match (replaced_file(output), replaced_file(plot)) {
+        (Some(a), Some(b)) if a == b => Err(CliError::Usage(format!(
+            "--output '{}' and --plot '{}' are the same file ('{}'): the one written second \
+             would replace the first; give each its own file",
+            output.display(),
+            plot.display(),
+            a.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The file an output path will replace, as a canonical path ([`check_distinct_outputs`]);
+/// `None` for what is written in place, and for a path [`check_output_path`] will refuse.
+fn replaced_file(path: &Path) -> Option<PathBuf> {
+    let OutputTarget::Replace(file) = output::resolve_output(path).ok()? else {
+        return None;
+    };
+    if let Ok(c) = std::fs::canonicalize(&file) {
+        return Some(c);
+    }
+    match (
+        std::fs::canonicalize(output::parent_dir(&file)),
+        file.file_name(),
+    ) {
+        (Ok(dir), Some(name)) => Some(dir.join(name)),
+        _ => Some(file),
+    }
 }
 
 /// `--plot` writes SVG only: a name with another extension (`x.png`, `x.pdf`) would hold
@@ -419,6 +462,35 @@ mod tests {
         );
         assert!(check_output_dir(Path::new("/proc/x"), "report directory").is_err());
         assert!(check_output_dir(&dir.join("fh-new-dir/sub"), "report directory").is_ok());
+    }
+
+    #[test]
+    fn output_and_plot_must_not_name_one_file() {
+        let d = std::env::temp_dir().join(format!("fh-distinct-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        let same = |a: &Path, b: &Path| check_distinct_outputs(a, b).is_err();
+        // Not there yet: the same name, also spelled through `.` and `..`.
+        let f = d.join("same.svg");
+        assert!(same(&f, &f));
+        assert!(same(&f, &d.join("sub/../same.svg")));
+        assert!(same(&d.join("./same.svg"), &f));
+        assert!(!same(&f, &d.join("other.svg")));
+        // There, and a link to it.
+        std::fs::write(&f, "x").unwrap();
+        std::os::unix::fs::symlink("same.svg", d.join("link.svg")).unwrap();
+        assert!(same(&d.join("link.svg"), &f));
+        // A missing directory: compared as written.
+        let m = d.join("missing/p.svg");
+        assert!(same(&m, &m));
+        assert!(!same(&m, &d.join("missing/q.svg")));
+        // Written into, not replaced: both arrive.
+        for dev in ["/dev/null", "/dev/stdout"] {
+            assert!(!same(Path::new(dev), Path::new(dev)), "{dev}");
+        }
+        let e = check_distinct_outputs(&f, &f).unwrap_err().to_string();
+        assert!(e.contains("--output") && e.contains("--plot"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -360,7 +360,16 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     emit(&args, &plan, workload.as_str(), &result.measured)?;
     if result.interrupted {
-        // The sweep's warning has said how many configurations were measured.
+        // What a sweep keeps is a count of configurations, not "the results that
+        // finished": the last one ran only for part of its time.
+        eprintln!(
+            "{}",
+            super::interrupted_with(&format!(
+                "{} of {} configurations measured, the last one for the time it ran",
+                result.measured.len(),
+                result.total
+            ))
+        );
         return Err(CliError::InterruptedReported);
     }
     Ok(())
@@ -546,9 +555,8 @@ fn run_contend(
     }
     let records = result.records;
     if let Some(path) = &args.plot {
-        record::write_plot(path, "futex contention", &records).map_err(|e| {
-            CliError::Runtime(format!("cannot write plot '{}': {e}", path.display()))
-        })?;
+        record::write_plot(path, "futex contention", &records)
+            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
@@ -585,9 +593,8 @@ fn emit(
             plan.futexes,
             record::fmt_secs(plan.runtime.as_secs_f64())
         );
-        record::write_plot(path, &title, &records).map_err(|e| {
-            CliError::Runtime(format!("cannot write plot '{}': {e}", path.display()))
-        })?;
+        record::write_plot(path, &title, &records)
+            .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))?;
     }
     let text = match args.out.format {
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,

@@ -99,8 +99,10 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
         KeysFormat::Json => output::to_json(&records).map_err(|e| e.to_string()),
     }
     .map_err(CliError::Runtime)?;
+    // An output that refuses the bytes (`/dev/full`) is an unwritable output path: bad
+    // input, exit 2, as `OutputArgs::emit` has it for every other subcommand.
     write_atomic(a.output.as_deref(), text.as_bytes()).map_err(|e| {
-        CliError::Runtime(format!(
+        CliError::Usage(format!(
             "cannot write output '{}': {e}",
             a.output
                 .as_ref()

@@ -78,25 +78,30 @@ pub enum CliError {
     /// shell reports an interrupted command.
     Interrupted,
     /// As [`CliError::Interrupted`], when the subcommand has already said on stderr what the
-    /// interruption kept (bench's "n of m configurations measured", capture's summary).
+    /// interruption kept (bench's [`interrupted_with`] "n of m configurations measured",
+    /// capture's summary).
     InterruptedReported,
 }
 
 /// The line an interrupted subcommand prints when the results that finished were written
 /// (`kept`) or when nothing was, naming the signal the handlers recorded.
 pub(crate) fn interrupted_line(kept: bool) -> String {
+    interrupted_with(if kept {
+        "stopped early; the results that finished are written"
+    } else {
+        "nothing written"
+    })
+}
+
+/// `futexhash: interrupted (SIGNAL): what`, the one form of every interrupted
+/// subcommand's line, naming the signal the handlers recorded.
+pub(crate) fn interrupted_with(what: &str) -> String {
     let sig = match crate::bench::interrupt::signal() {
         Some(libc::SIGINT) => "SIGINT",
         Some(libc::SIGTERM) => "SIGTERM",
         _ => "SIGINT or SIGTERM",
     };
-    if kept {
-        format!(
-            "futexhash: interrupted ({sig}): stopped early; the results that finished are written"
-        )
-    } else {
-        format!("futexhash: interrupted ({sig}): nothing written")
-    }
+    format!("futexhash: interrupted ({sig}): {what}")
 }
 
 impl fmt::Display for CliError {
@@ -168,17 +173,41 @@ fn one_line(rendered: &str) -> String {
     }
 }
 
+/// `--output` and `--plot` naming one file ([`args::check_distinct_outputs`]), for every
+/// (sub)subcommand that takes both (`dist`, `bench`, `sim`), before any work. Checked here
+/// on clap's matches, by the flags' ids, so that a subcommand that gains a `--plot` is
+/// covered without a call of its own.
+fn check_output_and_plot(m: &clap::ArgMatches) -> Result<(), CliError> {
+    let mut sub = m.subcommand();
+    while let Some((_, sm)) = sub {
+        // `try_`: a subcommand without the flag answers with an error, not a panic.
+        let get = |id: &str| sm.try_get_one::<std::path::PathBuf>(id).ok().flatten();
+        if let (Some(output), Some(plot)) = (get("output"), get("plot")) {
+            args::check_distinct_outputs(output, plot)?;
+        }
+        sub = sm.subcommand();
+    }
+    Ok(())
+}
+
 /// Runs the command line `args` (the first item is the program name).
 pub fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let parsed = command()
-        .try_get_matches_from(args)
-        .and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = command().try_get_matches_from(args).and_then(|m| {
+        let cli = Cli::from_arg_matches(&m)?;
+        Ok((cli, m))
+    });
     let cli = match parsed {
-        Ok(cli) => cli,
+        Ok((cli, m)) => {
+            if let Err(e) = check_output_and_plot(&m) {
+                eprintln!("futexhash: error: {e}");
+                return ExitCode::from(2);
+            }
+            cli
+        }
         Err(e) => {
             // Help and version go to stdout with status 0; a real parse error is one line
             // on stderr and exit 2.

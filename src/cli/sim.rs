@@ -821,9 +821,8 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
     let refs: Vec<&dyn crate::hashers::KeyHasher> = hashers.iter().map(|h| h.as_ref()).collect();
     let (prof, topo) =
         crate::sim::request::this_machine_template(Path::new("/sys/devices/system"), &refs)?;
-    crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes()).map_err(|e| {
-        CliError::Runtime(format!("cannot write profile '{}': {e}", p.out.display()))
-    })?;
+    crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes())
+        .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", p.out.display())))?;
     eprintln!(
         "futexhash: wrote {}: {} CPUs, {} threads per core, {} node(s); hash costs of the seed hashers timed here",
         p.out.display(),

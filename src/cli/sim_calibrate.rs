@@ -101,9 +101,8 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         len: c.len.length()?,
     }
     .run()?;
-    crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes()).map_err(|e| {
-        CliError::Runtime(format!("cannot write profile '{}': {e}", c.out.display()))
-    })?;
+    crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes())
+        .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", c.out.display())))?;
     let say = |what: &str, f: &Fitted| {
         if f.determined {
             format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)

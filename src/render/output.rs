@@ -1,10 +1,13 @@
 //! Output formats shared by every subcommand (docs/cli.md, "Conventions"):
 //! `table` (the mailing-list `+-----+` table), `csv` and `json` (one array of flat records),
-//! written to stdout or atomically to a file (a device, FIFO or `/dev/stdout` in place;
-//! a symlink followed and its target replaced, never the link).
+//! written to stdout or atomically to a file (a device or FIFO in place, `/dev/stdout`
+//! and this process's other descriptors through the descriptor itself; a symlink followed
+//! and its target replaced, never the link; a replaced file keeps its mode).
 
 use serde::Serialize;
 use std::io::{self, Write};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// An output format (`--format`).
@@ -294,29 +297,100 @@ pub enum OutputTarget {
     /// A regular file, or nothing yet: replaced whole through a temporary file beside
     /// this path (the end of any symlink chain, so the link itself stays a link).
     Replace(PathBuf),
-    /// An existing file that is not a regular one (character device, FIFO, socket, a
-    /// `/dev/stdout` that leads to a pipe or terminal): opened for writing and written in
-    /// place. Renaming over it would put a regular file where the device or FIFO was: as
-    /// root, `--output /dev/null` would replace the system's null device.
+    /// An existing file that is not a regular one (character device, FIFO, socket, another
+    /// process's `/proc/PID/fd/N`): opened for writing and written in place. Renaming over
+    /// it would put a regular file where the device or FIFO was: as root, `--output
+    /// /dev/null` would replace the system's null device.
     InPlace(PathBuf),
+    /// One of this process's own open descriptors (`/dev/stdout`, `/dev/stderr`,
+    /// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/PID/fd/N` with our PID): written through
+    /// that descriptor. Opening the path instead would make a new open file description
+    /// at offset 0 without the shell's `O_APPEND`: `>> log` would be overwritten from its
+    /// first byte, and `( echo a; futexhash ... ) > f` would write over the `a`.
+    Descriptor {
+        /// The path as it led here (for messages).
+        path: PathBuf,
+        /// The descriptor it names.
+        fd: RawFd,
+    },
 }
 
 impl OutputTarget {
     /// The path the bytes go to.
     pub fn path(&self) -> &Path {
         match self {
-            OutputTarget::Replace(p) | OutputTarget::InPlace(p) => p,
+            OutputTarget::Replace(p)
+            | OutputTarget::InPlace(p)
+            | OutputTarget::Descriptor { path: p, .. } => p,
         }
     }
 }
 
+/// The descriptor of this process that `path` names, if it names one: `/dev/stdin`,
+/// `/dev/stdout`, `/dev/stderr`, or `N` in a directory that is this process's descriptor
+/// table (`/dev/fd`, `/proc/self/fd`, `/proc/thread-self/fd`, `/proc/PID/fd` and
+/// `/proc/PID/task/TID/fd` with our PID), compared as written and, for the directory,
+/// after resolving its links (`/dev/fd` → `/proc/self/fd` → `/proc/PID/fd`). Paths
+/// compare component by component, so `/dev//stdout` is `/dev/stdout`.
+pub fn own_descriptor(path: &Path) -> Option<RawFd> {
+    for (name, fd) in [("/dev/stdin", 0), ("/dev/stdout", 1), ("/dev/stderr", 2)] {
+        if path == Path::new(name) {
+            return Some(fd);
+        }
+    }
+    let name = path.file_name()?.to_str()?;
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let fd: RawFd = name.parse().ok()?;
+    let dir = path.parent()?;
+    if is_own_fd_dir(dir) || std::fs::canonicalize(dir).is_ok_and(|d| is_own_fd_dir(&d)) {
+        Some(fd)
+    } else {
+        None
+    }
+}
+
+/// Whether `dir` is (literally) a directory listing this process's descriptors.
+fn is_own_fd_dir(dir: &Path) -> bool {
+    let pid = std::process::id().to_string();
+    let parts: Vec<&std::ffi::OsStr> = dir.components().map(|c| c.as_os_str()).collect();
+    let is = |s: &std::ffi::OsStr, want: &str| s == std::ffi::OsStr::new(want);
+    let digits =
+        |s: &std::ffi::OsStr| !s.is_empty() && s.as_encoded_bytes().iter().all(u8::is_ascii_digit);
+    match parts.as_slice() {
+        [root, dev, fd] => is(root, "/") && is(dev, "dev") && is(fd, "fd"),
+        [root, proc, who, fd] => {
+            is(root, "/")
+                && is(proc, "proc")
+                && (is(who, "self") || is(who, "thread-self") || is(who, &pid))
+                && is(fd, "fd")
+        }
+        // Every thread of the process shares its descriptor table.
+        [root, proc, who, task, tid, fd] => {
+            is(root, "/")
+                && is(proc, "proc")
+                && is(who, &pid)
+                && is(task, "task")
+                && digits(tid)
+                && is(fd, "fd")
+        }
+        _ => false,
+    }
+}
+
 /// Follows `path` through any symlinks (as open(2) would, at most 40 of them) to what
-/// the output will be written into. A link whose directory is in `/proc` (the
-/// `/proc/self/fd/N` behind `/dev/stdout`, `/dev/fd/N`) names an open file rather than a
-/// path and is written in place. A directory is an `IsADirectory` error.
+/// the output will be written into. A path that names one of this process's descriptors
+/// ([`own_descriptor`]), as given or at any link of the chain, is that descriptor. Any
+/// other link whose directory is in `/proc` (another process's `/proc/PID/fd/N`) names an
+/// open file rather than a path and is written in place. A directory is an
+/// `IsADirectory` error.
 pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
+        if let Some(fd) = own_descriptor(&p) {
+            return Ok(OutputTarget::Descriptor { path: p, fd });
+        }
         let meta = match std::fs::symlink_metadata(&p) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(OutputTarget::Replace(p)),
@@ -344,6 +418,53 @@ pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
     Err(io::Error::from_raw_os_error(libc::ELOOP))
 }
 
+/// Whether this process's descriptor `fd` is open for writing; the reason it is not, in
+/// words.
+pub fn descriptor_writable(fd: RawFd) -> Result<(), String> {
+    // SAFETY: F_GETFL only reads the descriptor's status flags; a descriptor that is not
+    // open is an EBADF return, not undefined behaviour.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(format!("descriptor {fd} is not open"));
+    }
+    if flags & libc::O_PATH != 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(format!("descriptor {fd} is open for reading only"));
+    }
+    Ok(())
+}
+
+/// Writes `content` through this process's open descriptor `fd` at its current offset
+/// (and with its `O_APPEND`, if the shell opened it so). Stdout and stderr go through
+/// Rust's own handles, so the bytes keep their order with anything else printed there.
+fn write_descriptor(fd: RawFd, content: &[u8]) -> io::Result<()> {
+    match fd {
+        1 => {
+            let mut out = io::stdout().lock();
+            ignore_closed_reader(out.write_all(content).and_then(|_| out.flush()))
+        }
+        2 => {
+            let mut err = io::stderr().lock();
+            ignore_closed_reader(err.write_all(content).and_then(|_| err.flush()))
+        }
+        _ => {
+            // A duplicate, owned here and closed when written: the original stays open for
+            // whoever else holds it (the shell's redirection), and closing ours cannot
+            // close theirs. F_DUPFD_CLOEXEC fails with EBADF on a descriptor that is not
+            // open, so no unowned number is ever wrapped.
+            // SAFETY: fcntl with F_DUPFD_CLOEXEC reads no memory; it returns a new
+            // descriptor or -1.
+            let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+            if dup < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `dup` was just returned by fcntl, is open, and nothing else owns it.
+            let owned = unsafe { OwnedFd::from_raw_fd(dup) };
+            let mut f = std::fs::File::from(owned);
+            ignore_closed_reader(f.write_all(content).and_then(|_| f.flush()))
+        }
+    }
+}
+
 /// The directory a path's file lives in (`.` for a bare name).
 pub fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
@@ -355,14 +476,19 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// Writes `content` to `path` whole or not at all, the one way every user-named output is
 /// written ([`resolve_output`]): a regular file (or a symlink's regular target) is
 /// replaced by a temporary file beside it, flushed and synced, then renamed over it; a
-/// device, FIFO or `/dev/stdout` is opened and written in place, never replaced. `None`
-/// writes to stdout.
+/// device, FIFO or another process's descriptor is opened and written in place, and one
+/// of this process's own descriptors (`/dev/stdout`) written through, never replaced.
+/// `None` writes to stdout.
+///
+/// A replaced file keeps its permission bits (and, where the process may, its owner and
+/// group): `chmod 600 secret.csv` stays private. A new file gets the default mode (the
+/// umask's).
 pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
     let Some(path) = path else {
-        let mut out = io::stdout().lock();
-        return ignore_closed_reader(out.write_all(content).and_then(|_| out.flush()));
+        return write_descriptor(1, content);
     };
     let target = match resolve_output(path)? {
+        OutputTarget::Descriptor { fd, .. } => return write_descriptor(fd, content),
         OutputTarget::InPlace(p) => {
             // No O_CREAT: had the device or FIFO gone meanwhile, no regular file appears
             // in its place. No fsync: devices and FIFOs refuse it (EINVAL).
@@ -380,9 +506,17 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    // The file being replaced, if there is one (the end of the link chain, so its own
+    // mode, not a link's).
+    let existing = std::fs::symlink_metadata(&target)
+        .ok()
+        .filter(|m| m.is_file());
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create_temp(&tmp, existing.is_some())?;
         f.write_all(content)?;
+        if let Some(old) = &existing {
+            keep_owner_and_mode(&f, old)?;
+        }
         f.sync_all()?;
         std::fs::rename(&tmp, &target)
     })();
@@ -390,6 +524,54 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Creates the temporary file `tmp` afresh. `O_EXCL` (`create_new`): an existing name
+/// there is never opened, so a link planted at the temporary name (in a shared directory
+/// such as /tmp) cannot redirect the write; a leftover of a killed run with the same pid
+/// is removed first (unlinking a link removes the link, not what it points to). When it
+/// will replace a file, it starts as 0600 and gets that file's mode once written
+/// ([`keep_owner_and_mode`]), so the content is never readable by more users than the old
+/// file's was.
+fn create_temp(tmp: &Path, replaces: bool) -> io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(tmp);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if replaces { 0o600 } else { 0o666 })
+        .open(tmp)
+}
+
+/// Gives the temporary file `f` the owner, group and permission bits of the file `old` it
+/// replaces. Only root may give a file to another user and only a member may give it to a
+/// group, so a failed chown is not an error; but when the group could not be kept, the
+/// group gets only what the old group and the others both had, since its bits now grant
+/// access to a different group. Set-id and sticky bits are not carried over: new content under an
+/// old set-user-ID bit would run with that user's rights.
+fn keep_owner_and_mode(f: &std::fs::File, old: &std::fs::Metadata) -> io::Result<()> {
+    let now = f.metadata()?;
+    let mut group_kept = now.gid() == old.gid();
+    if now.uid() != old.uid() || !group_kept {
+        if std::os::unix::fs::fchown(f, Some(old.uid()), Some(old.gid())).is_err() {
+            let _ = std::os::unix::fs::fchown(f, None, Some(old.gid()));
+        }
+        group_kept = f.metadata()?.gid() == old.gid();
+    }
+    f.set_permissions(std::fs::Permissions::from_mode(kept_mode(
+        old.mode(),
+        group_kept,
+    )))
+}
+
+/// The permission bits a replacement gets from the replaced file's `mode`
+/// ([`keep_owner_and_mode`]).
+fn kept_mode(mode: u32, group_kept: bool) -> u32 {
+    let mode = mode & 0o777;
+    if group_kept {
+        mode
+    } else {
+        (mode & !0o070) | (mode & 0o070 & ((mode & 0o007) << 3))
+    }
 }
 
 /// A closed pipe (`| head`) is the reader's choice, not an error of ours.
@@ -493,6 +675,147 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         assert!(write_atomic(Some(&dir.join("missing/x.json")), b"x").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A fresh temporary directory for one test.
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fh-output-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn own_descriptors_are_told_from_other_paths() {
+        let pid = std::process::id();
+        for (p, fd) in [
+            ("/dev/stdin".to_string(), 0),
+            ("/dev/stdout".to_string(), 1),
+            ("/dev//stdout".to_string(), 1),
+            ("/dev/stderr".to_string(), 2),
+            ("/dev/fd/5".to_string(), 5),
+            ("/proc/self/fd/1".to_string(), 1),
+            ("/proc/thread-self/fd/12".to_string(), 12),
+            (format!("/proc/{pid}/fd/3"), 3),
+            (format!("/proc/{pid}/task/{pid}/fd/4"), 4),
+        ] {
+            assert_eq!(own_descriptor(Path::new(&p)), Some(fd), "{p}");
+        }
+        // Another process's descriptors, and names that only look like one.
+        let other = if pid == 1 { 2 } else { 1 };
+        for p in [
+            format!("/proc/{other}/fd/1"),
+            "/dev/fd/x".to_string(),
+            "/dev/fd/+1".to_string(),
+            "/dev/stdout/1".to_string(),
+            "fd/1".to_string(),
+            "/tmp/1".to_string(),
+        ] {
+            assert_eq!(own_descriptor(Path::new(&p)), None, "{p}");
+        }
+        // A directory that leads to our descriptor table through a link is one too.
+        let d = scratch("fdlink");
+        std::os::unix::fs::symlink("/proc/self/fd", d.join("fds")).unwrap();
+        assert_eq!(own_descriptor(&d.join("fds/7")), Some(7));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn an_own_descriptor_is_written_through_at_its_offset() {
+        // A file opened for append holding a first line, as `>> log` opens it: the output
+        // follows the line (opening the path anew would write from offset 0 over it).
+        let d = scratch("fdwrite");
+        let p = d.join("log");
+        std::fs::write(&p, "first\n").unwrap();
+        let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+        for via in [format!("/dev/fd/{fd}"), format!("/proc/self/fd/{fd}")] {
+            assert_eq!(
+                resolve_output(Path::new(&via)).unwrap(),
+                OutputTarget::Descriptor {
+                    path: PathBuf::from(&via),
+                    fd
+                }
+            );
+            write_atomic(Some(Path::new(&via)), b"x\n").unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "first\nx\nx\n");
+        // The descriptor is still ours and open: only a duplicate was closed.
+        assert!(descriptor_writable(fd).is_ok());
+        drop(f);
+        // Read-only and closed descriptors are refused in words.
+        let r = std::fs::File::open(&p).unwrap();
+        let rfd = std::os::fd::AsRawFd::as_raw_fd(&r);
+        assert!(
+            descriptor_writable(rfd)
+                .unwrap_err()
+                .contains("reading only")
+        );
+        drop(r);
+        assert!(descriptor_writable(rfd).unwrap_err().contains("not open"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_default() {
+        let d = scratch("mode");
+        let secret = d.join("secret.csv");
+        std::fs::write(&secret, "old").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(Some(&secret), b"new").unwrap();
+        assert_eq!(std::fs::read(&secret).unwrap(), b"new");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        assert_eq!(mode(&secret), 0o600);
+        // Through a link: the file at its end keeps its mode, the link stays a link.
+        let shared = d.join("shared.csv");
+        std::fs::write(&shared, "old").unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = d.join("link.csv");
+        std::os::unix::fs::symlink("shared.csv", &link).unwrap();
+        write_atomic(Some(&link), b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(mode(&shared), 0o640);
+        // A new file: what creating one gives here (0666 less the umask).
+        let fresh = d.join("fresh.csv");
+        write_atomic(Some(&fresh), b"new").unwrap();
+        let reference = d.join("reference");
+        std::fs::File::create(&reference).unwrap();
+        assert_eq!(mode(&fresh), mode(&reference));
+        // As root, the owner and group are kept too.
+        // SAFETY: geteuid(2) reads no memory and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            let theirs = d.join("theirs.csv");
+            std::fs::write(&theirs, "old").unwrap();
+            std::os::unix::fs::chown(&theirs, Some(4242), Some(4343)).unwrap();
+            write_atomic(Some(&theirs), b"new").unwrap();
+            let m = std::fs::metadata(&theirs).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4242, 4343));
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_group_that_cannot_be_kept_gets_no_more_than_the_others() {
+        assert_eq!(kept_mode(0o640, true), 0o640);
+        assert_eq!(kept_mode(0o640, false), 0o600);
+        assert_eq!(kept_mode(0o664, false), 0o644);
+        assert_eq!(kept_mode(0o604, false), 0o604);
+        assert_eq!(kept_mode(0o4755, true), 0o755, "no set-id bit carried over");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_temporary_name_is_not_followed() {
+        let d = scratch("planted");
+        let victim = d.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let out = d.join("out.csv");
+        let tmp = d.join(format!(".out.csv.tmp{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        write_atomic(Some(&out), b"new").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        assert!(!tmp.exists() && std::fs::symlink_metadata(&tmp).is_err());
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -103,44 +103,91 @@ fn remove_stale(parent: &Path, target: &Path) {
     }
 }
 
+/// The SVG files a report's Markdown refers to: the targets of its images and links
+/// (`![title](file.svg)`, `[text](file.svg)`) that are plain file names ending in `.svg`
+/// (no directory part: a report refers only to plots beside it).
+pub fn referenced_svgs(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = markdown;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].trim();
+        let target = target
+            .strip_prefix('<')
+            .and_then(|t| t.strip_suffix('>'))
+            .unwrap_or(target);
+        if target.ends_with(".svg")
+            && target.len() > ".svg".len()
+            && !target.contains('/')
+            && !target.contains(char::is_whitespace)
+            && !out.iter().any(|t| t == target)
+        {
+            out.push(target.to_string());
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
 /// Whether `dir` may be replaced by a new report: it is empty, or it is a previous report
 /// (a `report.md` whose first line is the report's title, `# futexhash report`, and
-/// nothing but the regular files a report writes: `report.md`, `report.json`, `*.svg`). Otherwise the error names the first entry that is not a
-/// report's.
+/// nothing but the regular files that report wrote: `report.md`, `report.json` and the
+/// `*.svg` its `report.md` refers to, [`referenced_svgs`]). Otherwise the error names the
+/// first entry that is not the report's: an SVG the report does not refer to is the
+/// user's, and would be deleted with the old report.
 pub fn previous_report(dir: &Path) -> io::Result<()> {
-    let mut has_report = false;
-    let mut foreign = None;
-    let mut empty = true;
+    let mut entries = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        empty = false;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let is_file = entry.file_type()?.is_file();
-        let ours =
-            is_file && (name == "report.md" || name == "report.json" || name.ends_with(".svg"));
-        // A report.md of futexhash's own: its first line is the report's title (a user's
-        // folder with a README-like report.md and diagrams is not a report).
-        has_report |= is_file
-            && name == "report.md"
-            && std::fs::read_to_string(entry.path())
-                .is_ok_and(|t| t.lines().next() == Some("# futexhash report"));
-        if !ours && foreign.as_ref().is_none_or(|f: &String| name < *f) {
-            foreign = Some(name);
-        }
+        entries.push((name, entry.file_type()?.is_file()));
     }
-    match foreign {
-        _ if empty => Ok(()),
-        None if has_report => Ok(()),
-        None => Err(io::Error::new(
+    if entries.is_empty() {
+        return Ok(());
+    }
+    // A report.md of futexhash's own: its first line is the report's title (a user's
+    // folder with a README-like report.md and diagrams is not a report).
+    let markdown = entries
+        .iter()
+        .any(|(n, f)| *f && n == "report.md")
+        .then(|| std::fs::read_to_string(dir.join("report.md")).ok())
+        .flatten()
+        .filter(|t| t.lines().next() == Some("# futexhash report"));
+    let svgs = markdown.as_deref().map(referenced_svgs).unwrap_or_default();
+    // Without a report.md of ours, the old classification names what no report writes;
+    // with one, the SVGs are only those it refers to.
+    let ours = |name: &str, is_file: bool| {
+        is_file
+            && (name == "report.md"
+                || name == "report.json"
+                || match markdown {
+                    Some(_) => svgs.iter().any(|s| s == name),
+                    None => name.ends_with(".svg"),
+                })
+    };
+    let foreign = entries
+        .iter()
+        .filter(|(n, f)| !ours(n, *f))
+        .map(|(n, f)| (n, *f))
+        .min();
+    match (foreign, &markdown) {
+        (None, Some(_)) => Ok(()),
+        (None, None) => Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
-            "is a directory that is neither empty nor a previous report (no report.md): \
-             name a new or empty directory",
+            "is a directory that is neither empty nor a previous report (no report.md whose \
+             first line is '# futexhash report'): name a new or empty directory",
         )),
-        Some(f) => Err(io::Error::new(
+        (Some((f, is_file)), _) => Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!(
-                "holds '{f}', which a report does not write: a report replaces its directory \
-                 whole, so name a new or empty directory, or a previous report's"
+                "holds '{f}', which {}: a report replaces its directory whole, so name a new \
+                 or empty directory, or a previous report's",
+                if is_file && f.ends_with(".svg") {
+                    "the previous report.md does not refer to"
+                } else {
+                    "a report does not write"
+                }
             ),
         )),
     }
@@ -290,7 +337,11 @@ mod tests {
         // A report.md that is not futexhash's: refused too.
         std::fs::write(svgs.join("report.md"), "# My notes").unwrap();
         assert!(StagedDir::create(&svgs).is_err());
-        std::fs::write(svgs.join("report.md"), "# futexhash report\nold").unwrap();
+        std::fs::write(
+            svgs.join("report.md"),
+            "# futexhash report\n\n![a](a.svg)\n",
+        )
+        .unwrap();
         std::fs::write(svgs.join("report.json"), "[]").unwrap();
         StagedDir::create(&svgs).unwrap();
         // A link to a report directory: the directory is replaced, the link stays.
@@ -308,17 +359,60 @@ mod tests {
     }
 
     #[test]
+    fn the_svgs_of_a_previous_report_are_those_its_markdown_refers_to() {
+        let md = "# futexhash report\n\n![Hash cost (ns)](hash-cost.svg)\n\
+                  see [the curve](<answer-slots-1.svg>) and ![again](hash-cost.svg)\n\
+                  not ![x](sub/dir.svg), ![y](https://e.org/z.svg), [z](notes.md), ![](.svg)\n";
+        assert_eq!(referenced_svgs(md), ["hash-cost.svg", "answer-slots-1.svg"]);
+
+        let base = std::env::temp_dir().join(format!("fh-svgs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let dir = base.join("out");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("report.md"), md).unwrap();
+        std::fs::write(dir.join("report.json"), "{}").unwrap();
+        std::fs::write(dir.join("hash-cost.svg"), "<svg/>").unwrap();
+        std::fs::write(dir.join("answer-slots-1.svg"), "<svg/>").unwrap();
+        previous_report(&dir).unwrap();
+        // An SVG the report does not refer to is the user's: refused, named, kept.
+        std::fs::write(dir.join("extra.svg"), "mine").unwrap();
+        let e = StagedDir::create(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("'extra.svg'") && e.contains("does not refer to"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("extra.svg")).unwrap(),
+            "mine"
+        );
+        std::fs::remove_file(dir.join("extra.svg")).unwrap();
+        // One added while the report runs is seen at commit, under the lock: nothing moves.
+        let s = StagedDir::create(&dir).unwrap();
+        std::fs::write(s.path().join("report.md"), "# futexhash report\nnew").unwrap();
+        std::fs::write(dir.join("extra.svg"), "mine").unwrap();
+        let e = s.commit().unwrap_err().to_string();
+        assert!(e.contains("'extra.svg'"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("extra.svg")).unwrap(),
+            "mine"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("report.md")).unwrap(), md);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn files_appear_only_on_commit_and_replace_the_old_report() {
         let base = std::env::temp_dir().join(format!("fh-staged-{}", std::process::id()));
         let target = base.join("out");
         std::fs::create_dir_all(&target).unwrap();
         std::fs::write(target.join("old.svg"), "old").unwrap();
-        std::fs::write(target.join("report.md"), "# futexhash report\nold").unwrap();
+        let old_md = "# futexhash report\n\n![old](old.svg)\n";
+        std::fs::write(target.join("report.md"), old_md).unwrap();
         let s = StagedDir::create(&target).unwrap();
         std::fs::write(s.path().join("report.md"), "# futexhash report\nnew").unwrap();
         assert_eq!(
             std::fs::read_to_string(target.join("report.md")).unwrap(),
-            "# futexhash report\nold",
+            old_md,
             "nothing visible before commit"
         );
         s.commit().unwrap();
