@@ -47,7 +47,7 @@ pub(super) fn trust_help() -> String {
          112 threads): every sign right, but the private rows' gains and the private/global \
          level far off (docs/sim.md, \"The exam\"). Do not trust a patch's size, or the \
          private table's level, on a box the model was not calibrated on.\n\
-         - Every interval carries the model error of an unseen table (sd {:.3} in ln). Two \
+         - Every interval carries the model error of an unseen machine (sd {:.3} in ln). Two \
          configurations of one run are compared by their ratio's interval (common random \
          numbers); \"not told apart\" means the simulator cannot separate them, and a \
          told-apart pair smaller than that error is a statement about the model, not yet \
@@ -407,11 +407,11 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         );
     }
     let benches: Vec<BenchRecord> = records.iter().map(|r| r.bench.clone()).collect();
+    let text = sim_text(a.out.format, &req, &records, &benches)?;
+    a.out.emit(&text)?;
     if let Some(path) = &a.plot {
         plot_records(path, &records, &profile.name)?;
     }
-    let text = sim_text(a.out.format, &req, &records, &benches)?;
-    a.out.emit(&text)?;
     if crate::bench::interrupt::requested() {
         return Err(CliError::Interrupted);
     }
@@ -780,8 +780,25 @@ fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), C
             None => series.push((l, vec![point])),
         }
     }
+    if series.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--plot '{}': no private table was simulated (every -b resolved to the global hash), and the plot's axis is the private table's slots; the rates are in the table",
+            path.display()
+        )));
+    }
     for s in &mut series {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    for k in &kernels {
+        if !records
+            .iter()
+            .any(|r| r.kernel == *k && r.bench.buckets > 0)
+        {
+            eprintln!(
+                "futexhash: note: --plot: kernel {} ran only the global hash here; its rates are in the table, not on the plot",
+                if k.is_empty() { "(none)" } else { k }
+            );
+        }
     }
     let mut globals = Vec::new();
     for r in records.iter().filter(|r| r.bench.buckets == 0) {

@@ -203,10 +203,10 @@ pub(super) fn ab_table(
             name.push_str(&format!(" ({})", notes.join("; ")));
         }
         if !warned.is_empty() {
-            name.push_str(" !");
             for w in warned {
                 warnings.push(format!("! {name}: {w}"));
             }
+            name.push_str(" !");
         }
         s.push_str(&format!("{line}  {name}\n"));
     }
@@ -299,7 +299,7 @@ mod tests {
         assert!(marked[0].ends_with(" jhash2 !"), "{t}");
         assert!(!t.lines().any(|l| l.contains("b=0 jhash2 !")), "{t}");
         assert!(
-            t.contains("! perf-bench-futex-hash.ops/s t=240 b=65536 jhash2 !: 7.2: fails collisions (9 vs 5 expected)"),
+            t.contains("! perf-bench-futex-hash.ops/s t=240 b=65536 jhash2: 7.2: fails collisions (9 vs 5 expected)"),
             "{t}"
         );
     }

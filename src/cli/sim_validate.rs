@@ -7,7 +7,7 @@ use super::{CliError, OutputArgs};
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
 use crate::sim::validate::{
-    CV_TABLES, CrossValidation, NEW_BOXES, cv_stats, unit_model_sd, validate_cv,
+    CV_TABLES, CrossValidation, NEW_BOXES, TABLE_A734, cv_stats, machine_model_sd, validate_cv,
 };
 use crate::sim::validate::{
     RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
@@ -221,20 +221,32 @@ fn cv_summary(cv: &CrossValidation) -> String {
         ));
     };
     for t in CV_TABLES {
-        line(t, cv.rows.iter().filter(|r| r.table == t).collect());
+        let these: Vec<&ValidationRow> = cv.rows.iter().filter(|r| r.table == t).collect();
+        if !these.is_empty() {
+            line(t, these);
+        }
     }
+    let is_new = |r: &ValidationRow| NEW_BOXES.iter().any(|(u, _)| *u == r.table);
     line("all tables", cv.rows.iter().collect());
     line(
-        "boxes not used to build the model",
-        cv.rows
-            .iter()
-            .filter(|r| NEW_BOXES.iter().any(|(u, _)| *u == r.table))
-            .collect(),
+        "seed tables (the model was built on them)",
+        cv.rows.iter().filter(|r| !is_new(r)).collect(),
     );
+    if cv.new_boxes_scored {
+        line(
+            "boxes not used to build the model",
+            cv.rows.iter().filter(|r| is_new(r)).collect(),
+        );
+    }
     s.push_str(&format!(
-        "\nmodel error of an unseen table (rms of each held-out table's rms, every table once; the sd of every `sim` interval): {:.3}\n",
-        unit_model_sd(&cv.rows, None)
+        "\nmodel error of an unseen machine (rms of each machine's rms, every machine once; the sd of every `sim` interval): {:.3}\n",
+        machine_model_sd(&cv.rows, None)
     ));
+    if !cv.new_boxes_scored {
+        s.push_str(&format!(
+            "the boxes not used to build the model are not scored: {TABLE_A734} is not in the data directory\n"
+        ));
+    }
     let choices: Vec<String> = cv
         .line_choice
         .iter()
@@ -252,6 +264,9 @@ fn cv_summary(cv: &CrossValidation) -> String {
 fn cv_table(cv: &CrossValidation) -> String {
     let mut s = String::new();
     for t in CV_TABLES {
+        if !cv.rows.iter().any(|r| r.table == t) {
+            continue;
+        }
         let mut tt = TextTable::new(
             [
                 "config",

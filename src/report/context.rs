@@ -158,13 +158,14 @@ impl Context {
 /// leave-one-table-out cross-validation (`sim validate --cv`, stored as
 /// [`crate::sim::uncertainty::QUOTED`] and recomputed by the test suite), not the fit to
 /// the rows the model was built with. `value` is `exp(σ) − 1` for σ the model error of an
-/// unseen table (each held-out table's RMS residual, every table once), the sd every
-/// interval carries; the in-sample fit error over the 2024 rows is kept beside it
+/// unseen machine (each held-out machine's RMS residual, every machine once), the sd
+/// every interval carries; the in-sample fit error over the 2024 rows is kept beside it
 /// (`in_sample`) so that the gap between the two is visible, but no sentence uses it as a
 /// tolerance.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct SimError {
-    /// The relative error (0.17 = 17 %): `exp(σ) − 1` of the model error of an unseen table.
+    /// The relative error (0.20 = 20 %): `exp(σ) − 1` of the model error of an unseen
+    /// machine.
     pub value: f64,
     /// Median |ln(pred/pub)| of every CV cell.
     pub median_log: f64,
@@ -210,7 +211,7 @@ impl SimError {
         }
     }
 
-    /// "16.5 %".
+    /// "20.2 %".
     pub fn pct(&self) -> String {
         format!("{:.1} %", self.value * 100.0)
     }
@@ -218,9 +219,10 @@ impl SimError {
     /// The figure with its provenance, for captions.
     pub fn provenance(&self) -> String {
         format!(
-            "the simulator's {} of {} (exp of the model error of a table it has not seen: \
-             each held-out table's RMS of ln(predicted/published), every table once, each \
-             predicted by the model calibrated without it, `sim validate --cv`; over all {} \
+            "the simulator's {} of {} (exp of the model error on a machine it has not seen: \
+             each held-out machine's RMS of ln(predicted/published), every machine once, \
+             each table predicted by the model calibrated without it, `sim validate --cv`; \
+             over all {} \
              such cells the median |ln| is {:.3}, the 90th percentile {:.3}, and {:.0} % lie \
              inside their 80 % interval; on the {} cells of the two boxes the model was not \
              built on, calibrated on two rows each as a user would, {:.3}, {:.3} and {:.0} %; \

@@ -5,7 +5,7 @@
 
 use super::ValidationRow;
 use super::metrics::abs_log_error_quantile;
-use super::new_boxes::{NEW_BOXES, predict_new_box_reps};
+use super::new_boxes::{NEW_BOXES, TABLE_A734, predict_new_box_reps};
 use super::published::{
     TABLE_110, TABLE_240, TABLE_2013, TABLE_ALGOS, TABLE_NUMA, TABLE_PINNING, read_threads_table,
 };
@@ -48,6 +48,8 @@ pub struct CrossValidation {
     pub rows: Vec<ValidationRow>,
     /// Per held-out table of the 256-CPU box: the line-transfer option its fold chose.
     pub line_choice: Vec<(&'static str, &'static str)>,
+    /// Whether the new boxes were scored (their file is in the data directory).
+    pub new_boxes_scored: bool,
 }
 
 /// Median |ln(pred/pub)| over the non-`fit` cells of the 256-CPU box's tables other than
@@ -61,25 +63,43 @@ fn fold_score(rows: &[ValidationRow], held_out: &str) -> f64 {
     )
 }
 
-/// The model error a prediction for an unseen table carries: the root mean square, over
-/// the held-out tables other than `except`, of each table's own RMS CV residual, so that
-/// every table counts once however many cells it has. A user's box is one new table: a
-/// pool of cells would let the 136 cells of the calibration box's algorithm table, its
-/// best-predicted, size the error of every other machine.
-pub fn unit_model_sd(rows: &[ValidationRow], except: Option<&str>) -> f64 {
-    let per_table: Vec<f64> = CV_TABLES
+/// The machine a held-out table was measured on: seed 000's four tables share one box.
+pub fn machine_of(table: &str) -> &str {
+    match table {
+        TABLE_240 | TABLE_ALGOS | TABLE_110 | TABLE_PINNING => "seed000-256cpu",
+        TABLE_2013 => "seed003-80core",
+        TABLE_NUMA => "seed002-ivbep",
+        other => other,
+    }
+}
+
+/// The model error a prediction for an unseen machine carries: the root mean square,
+/// over the machines of the held-out tables other than `except`'s, of each machine's own
+/// RMS CV residual (its `cv` cells pooled), so that every machine counts once however
+/// many cells and tables it has. A user's box is one more machine: a pool of cells would
+/// let the 174 cells of the seed box, predicted from two rows of that same box, size the
+/// error of every other machine.
+pub fn machine_model_sd(rows: &[ValidationRow], except: Option<&str>) -> f64 {
+    let except = except.map(machine_of);
+    let mut machines: Vec<&str> = Vec::new();
+    for t in CV_TABLES {
+        let m = machine_of(t);
+        if Some(m) != except && !machines.contains(&m) {
+            machines.push(m);
+        }
+    }
+    let per_machine: Vec<f64> = machines
         .iter()
-        .filter(|t| Some(**t) != except)
-        .filter_map(|t| {
+        .filter_map(|m| {
             let v: Vec<f64> = rows
                 .iter()
-                .filter(|r| r.role == "cv" && r.table == *t)
+                .filter(|r| r.role == "cv" && machine_of(&r.table) == *m)
                 .map(|r| r.ratio.ln().powi(2))
                 .collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         })
         .collect();
-    (per_table.iter().sum::<f64>() / per_table.len().max(1) as f64).sqrt()
+    (per_machine.iter().sum::<f64>() / per_machine.len().max(1) as f64).sqrt()
 }
 
 /// Leave one table out (the protocol of the module doc): every published cell predicted
@@ -94,6 +114,9 @@ pub fn validate_cv(
     mech: Mechanisms,
 ) -> Result<CrossValidation, SimError> {
     let rows = [0usize, 2];
+    // A directory of the user's own tables may lack the new boxes' file: they are then
+    // not scored, and the output says so, rather than failing after every calibration.
+    let new_boxes_present = data_dir.join(TABLE_A734).is_file();
     // Every (SMT source, line option) the folds may need: calibrated as a user would, and
     // the box's four tables predicted once (start order 0).
     let mut variants: Vec<(bool, usize, MachineProfile, Vec<ValidationRow>)> = Vec::new();
@@ -135,6 +158,9 @@ pub fn validate_cv(
             continue;
         }
         if NEW_BOXES.iter().any(|(u, _)| *u == held) {
+            if !new_boxes_present {
+                continue;
+            }
             // A box of its own, calibrated on two of its rows as a user calibrates theirs;
             // a user profile's replications move its costs by the seed box's spread.
             out.extend(predict_new_box_reps(
@@ -165,12 +191,12 @@ pub fn validate_cv(
     for (r, _) in out.iter_mut() {
         r.role = if r.fitted { "fit" } else { "cv" };
     }
-    // Each cell's model error: the error of a table it does not belong to, each other
-    // held-out table weighted equally (see [`unit_model_sd`]).
+    // Each cell's model error: the error of a machine it was not measured on, each other
+    // machine weighted equally (see [`machine_model_sd`]).
     let cells: Vec<ValidationRow> = out.iter().map(|(r, _)| r.clone()).collect();
     let sds: Vec<f64> = out
         .iter()
-        .map(|(r, _)| unit_model_sd(&cells, Some(&r.table)))
+        .map(|(r, _)| machine_model_sd(&cells, Some(&r.table)))
         .collect();
     let rows = out
         .into_iter()
@@ -182,5 +208,60 @@ pub fn validate_cv(
             r
         })
         .collect();
-    Ok(CrossValidation { rows, line_choice })
+    Ok(CrossValidation {
+        rows,
+        line_choice,
+        new_boxes_scored: new_boxes_present,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(table: &str, ln_ratio: f64, role: &'static str) -> ValidationRow {
+        let published = 1000.0;
+        let predicted = published * ln_ratio.exp();
+        ValidationRow {
+            table: table.into(),
+            config: "jhash2".into(),
+            x: 0,
+            published,
+            predicted,
+            fitted: role == "fit",
+            algo: "jhash2".into(),
+            buckets: 0,
+            ratio: predicted / published,
+            role,
+            lo: None,
+            hi: None,
+        }
+    }
+
+    #[test]
+    fn every_machine_counts_once_and_a_cell_is_sized_by_the_others() {
+        // Seed 000's box: 3 cells of 0.1 over two of its tables and a fit cell (ignored);
+        // seed 003's box: one cell of 0.3; a new box: two cells of 0.2 and -0.2.
+        let rows = vec![
+            cell(TABLE_240, 0.1, "cv"),
+            cell(TABLE_ALGOS, -0.1, "cv"),
+            cell(TABLE_ALGOS, 0.1, "cv"),
+            cell(TABLE_240, 5.0, "fit"),
+            cell(TABLE_2013, 0.3, "cv"),
+            cell(NEW_BOXES[0].0, 0.2, "cv"),
+            cell(NEW_BOXES[0].0, -0.2, "cv"),
+        ];
+        // Mean squares per machine 0.01, 0.09, 0.04: sqrt(0.14 / 3).
+        let all = machine_model_sd(&rows, None);
+        assert!((all - (0.14f64 / 3.0).sqrt()).abs() < 1e-12, "{all}");
+        // A cell of seed 000's algorithm table is sized by the other two machines only,
+        // whichever of the box's tables it belongs to: sqrt((0.09 + 0.04) / 2).
+        let expect = (0.13f64 / 2.0).sqrt();
+        for t in [TABLE_ALGOS, TABLE_110, TABLE_PINNING] {
+            let sd = machine_model_sd(&rows, Some(t));
+            assert!((sd - expect).abs() < 1e-12, "{t}: {sd}");
+        }
+        assert_eq!(machine_of(TABLE_NUMA), "seed002-ivbep");
+        assert_eq!(machine_of(NEW_BOXES[1].0), NEW_BOXES[1].0);
+    }
 }

@@ -80,15 +80,17 @@
 //! three replications with common random numbers (start orders 0, 1, 2; the second and
 //! third with the calibrated costs moved by plus and minus one standard error of a refit
 //! over the published runs behind the calibration rows), combined with the model error of
-//! an unseen table ([`unit_model_sd`]): the root mean square over the *other* held-out
-//! tables of each one's RMS CV residual, every table counted once, so that no cell's
-//! interval is sized by its own error.
+//! an unseen machine ([`machine_model_sd`]): the root mean square over the *other*
+//! machines of each one's RMS CV residual, every machine counted once, so that no cell's
+//! interval is sized by its own machine's error.
 //!
 //! Amendment of 2026-12-03: the new boxes became held-out units after their figures had
 //! been read once (to score the blind 7.2 prediction), with no model choice made on them;
-//! the model error changed from the RMS of all CV cells pooled to the per-table figure
-//! after their residuals were seen (the pool let the seed box's 136-cell algorithm table
-//! size the error of every other machine). It changes interval widths, no prediction.
+//! a change to the model is judged by the seed tables' cells only. The model error
+//! changed from the RMS of all CV cells pooled to the per-machine figure after the new
+//! boxes' residuals were seen (the pool let the seed box's 174 cells, predicted from two
+//! rows of that same box, size the error of every other machine). It changes interval
+//! widths, no prediction.
 
 mod cv;
 mod metrics;
@@ -99,7 +101,7 @@ mod seed_box;
 mod templates;
 
 pub use crate::workload::perf_keys_per_thread;
-pub use cv::{CV_TABLES, CrossValidation, unit_model_sd, validate_cv};
+pub use cv::{CV_TABLES, CrossValidation, machine_model_sd, machine_of, validate_cv};
 pub use metrics::{
     ColumnOrder, CvStats, RunSpread, abs_log_error_quantile, column_order, cv_stats, rms_log_error,
     run_spread,
