@@ -959,3 +959,49 @@ fn the_skylake_profile_is_built_in_and_built_from_its_line_transfers() {
     assert_eq!(v[0]["hash_ns_source"], "profile");
     assert!(v[0]["ops_per_sec"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn validate_cv_without_the_new_boxes_file_scores_the_seed_tables_and_says_so() {
+    // A --data directory of the seed tables only (a user's copy from before the new
+    // boxes' file existed): the new boxes are left out with a note, not a failure, and no
+    // empty row reads as a perfect score.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/published");
+    let dir = std::env::temp_dir().join(format!("fh-cv-seed-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if !name.starts_with("a734d9fca84e") {
+            std::fs::copy(&p, dir.join(&name)).unwrap();
+        }
+    }
+    let o = futexhash(&[
+        "sim",
+        "validate",
+        "--cv",
+        "--data",
+        dir.to_str().unwrap(),
+        "--template",
+        "seed-256cpu-template",
+        "--ops",
+        "60",
+        "--warmup",
+        "10",
+        "--summary",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains(
+            "are not scored: a734d9fca84e-perf-bench-futex-hash.csv is not in the data directory"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("| a734d9fca84e"), "{out}");
+    assert!(
+        !out.contains("| boxes not used to build the model"),
+        "{out}"
+    );
+    assert!(out.contains("| all tables | 197 (4) |"), "{out}");
+}
