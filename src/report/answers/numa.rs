@@ -102,9 +102,12 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
     s
 }
 
-/// Question 5.
-pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
-    let tol = ctx.sim_error().value;
+/// Columns of the NUMA table that label a row: one profile has a row per contender
+/// count, so a part of a split table (`render_within`) needs both to tell its rows apart.
+pub const NUMA_ROW_LABELS: usize = 2;
+
+/// The NUMA table: one row per profile and contender count, the row labels first.
+pub fn numa_table(figures: &[NumaFigure]) -> String {
     let mut t = TextTable::new(["profile", "contenders/node", "separated", "forced", "ratio"]);
     for f in figures {
         t.push(vec![
@@ -115,6 +118,12 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
             format!("{:.2}", f.separated / f.forced),
         ]);
     }
+    t.render_within(MAX_WIDTH, NUMA_ROW_LABELS)
+}
+
+/// Question 5.
+pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
+    let tol = ctx.sim_error().value;
     let seed_sep = SEED_NUMA_SEPARATED.iter().sum::<f64>() / 2.0;
     let seed_forced = SEED_NUMA_FORCED.iter().sum::<f64>() / 2.0;
     Answer {
@@ -124,7 +133,7 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
             "Simulated `futex_numa -c N -t2` with `FUTEX_SQUASH` (every node one bucket), loops \
              per contender per second:\n\n{}\nThe seed (2-node Ivy Bridge-EP, 10 contenders per \
              node, loop counts per run, not per second): separated {} vs forced {} ({:.2}×).\n",
-            code(&t.render_within(MAX_WIDTH, 1)),
+            code(&numa_table(figures)),
             fmt_grouped(seed_sep, 0),
             fmt_grouped(seed_forced, 0),
             seed_sep / seed_forced
@@ -193,6 +202,38 @@ pub fn sim_numa(ctx: &Context, contenders: &[usize]) -> Result<Vec<NumaFigure>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_part_of_a_split_numa_table_names_profile_and_contenders() {
+        // One profile at 2 and 10 contenders, with the report's longest kind of label: the
+        // table is wider than 100 columns and is split.
+        let label = "seed thread 256-CPU 2-node box (256 CPUs, 2 node(s))";
+        let f = |contenders: usize, separated: f64| NumaFigure {
+            profile: label.into(),
+            nodes: 2,
+            contenders,
+            separated,
+            forced: 1_000_000.0,
+            seed_machine: false,
+        };
+        let out = numa_table(&[f(2, 8_000_000.0), f(10, 3_500_000.0)]);
+        let parts: Vec<&str> = out.split("\n\n").collect();
+        assert!(parts.len() >= 2, "not split:\n{out}");
+        for part in &parts {
+            assert!(part.contains("contenders/node"), "{part}");
+        }
+        // The ratios 8.00 and 3.50 (hand-computed) sit in rows that say their count.
+        let row = |ratio: &str| {
+            out.lines()
+                .find(|l| l.contains(ratio))
+                .unwrap_or_else(|| panic!("no {ratio} in\n{out}"))
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row("8.00")[2], "2", "{out}");
+        assert_eq!(row("3.50")[2], "10", "{out}");
+    }
 
     #[test]
     fn numa_sentence_compares_with_the_seed() {
