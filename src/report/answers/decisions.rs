@@ -87,7 +87,46 @@ pub fn hash_decision(v: &[HashVerdict], t: TableScope) -> Decision {
         d.evidence = format!("{} {}", d.evidence, note.0);
         d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
     }
+    if let Some(note) = kernel_note(v, &d.value, t) {
+        d.evidence = format!("{} {}", d.evidence, note.0);
+        d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
+    }
     d
+}
+
+/// For a winner the kernel does not have ([`HashVerdict::in_kernel`]): the sentence saying
+/// so, with the cheapest kernel hasher fit for the same table, and the condition under
+/// which that one is the answer. The value stays the cheapest fit hasher: whether adding
+/// a hash function to the kernel is acceptable is the reader's call, not a figure.
+fn kernel_note(v: &[HashVerdict], winner: &str, t: TableScope) -> Option<(String, String)> {
+    let w = v.iter().find(|h| h.name == winner)?;
+    if w.in_kernel() {
+        return None;
+    }
+    let first = format!(
+        "{} is not in the kernel (source: {}): adopting it means adding it.",
+        w.name, w.source
+    );
+    let kernel = v
+        .iter()
+        .filter(|h| h.fit_for(t) && h.in_kernel() && h.cost_ns.median.is_finite())
+        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median));
+    Some(match kernel {
+        Some(k) => (
+            format!(
+                "{first} The cheapest kernel hasher that passes every test, {}, costs {:.2} \
+                 ns/hash ({:+.0} %).",
+                k.name,
+                k.cost_ns.median,
+                (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
+            ),
+            format!("only a hasher the kernel has would do (then {})", k.name),
+        ),
+        None => (
+            format!("{first} No kernel hasher evaluated passes every test for this table."),
+            "only a hasher the kernel has would do (none evaluated qualifies)".into(),
+        ),
+    })
 }
 
 /// For an unkeyed global-table winner whose `mm` the leak test recovered: the sentence
@@ -504,7 +543,40 @@ mod tests {
             predicted_vs_jhash2: None,
             published_vs_jhash2: None,
             attack: None,
+            source: "lib/some.c".into(),
         }
+    }
+
+    #[test]
+    fn a_winner_the_kernel_lacks_says_so_and_names_the_kernels_cheapest() {
+        let mut x = hv("xxh3", [2.9, 3.0, 3.1], false);
+        x.source = "xxHash XXH3_64bits_withSeed (not in the kernel)".into();
+        let j = hv("jhash2", [3.9, 4.0, 4.1], false);
+        let d = hash_decision(&[x.clone(), j.clone()], TableScope::Global);
+        assert_eq!(d.value, "xxh3");
+        // 4.0 / 3.0 − 1 = +33 %.
+        assert!(
+            d.evidence.contains("xxh3 is not in the kernel")
+                && d.evidence.contains("adopting it means adding it")
+                && d.evidence.contains("jhash2, costs 4.00 ns/hash (+33 %)"),
+            "{}",
+            d.evidence
+        );
+        assert!(
+            d.would_change_if.contains("(then jhash2)"),
+            "{}",
+            d.would_change_if
+        );
+        // A kernel hasher winning: no such note.
+        let d = hash_decision(&[j], TableScope::Global);
+        assert!(!d.evidence.contains("not in the kernel"), "{}", d.evidence);
+        // Only the foreign one: it says no kernel hasher qualifies.
+        let d = hash_decision(&[x], TableScope::Private);
+        assert!(
+            d.evidence.contains("No kernel hasher evaluated passes"),
+            "{}",
+            d.evidence
+        );
     }
 
     #[test]
