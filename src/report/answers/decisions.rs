@@ -304,53 +304,76 @@ pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
 }
 
 /// The upper limit: the size above which throughput stops rising beyond `tol`
-/// ([`SlotCurve::plateau`]); confidence from the rise that reached it (from the next
-/// smaller size) against `tol`.
+/// ([`SlotCurve::plateau`]), but never below the default ([`default_slots_decision`]'s
+/// size): a limit under the default would forbid the size the kernel picks, so when the
+/// curve's plateau comes first the limit is the default and the evidence says why.
+/// Confidence from the rise that reached the limit (from the next smaller size) against
+/// `tol`.
 pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
-    match c.plateau(tol) {
-        Some(n) => {
-            let at = c.at(n).map_or(f64::NAN, |p| p.ops);
-            let below = c.private.iter().rev().find(|p| p.slots < n).copied();
-            let (gap, step) = match below {
-                Some(b) => (
-                    at / b.ops - 1.0,
-                    format!(
-                        "from {} to {n} slots it rose {}",
-                        b.slots,
-                        pct(at / b.ops - 1.0)
-                    ),
-                ),
-                None => (f64::INFINITY, format!("{n} is the smallest size simulated")),
-            };
-            let top = c.private.last().map_or(0, |p| p.slots);
-            Decision {
-                decision: "private_max_slots",
-                value: n.to_string(),
-                confidence: if below.is_none() {
-                    Confidence::Medium
-                } else {
-                    confidence(gap, tol)
-                },
-                evidence: format!(
-                    "On {} at {} threads (simulated), no size up to {top} slots is faster than \
-                     {n} slots by more than the {} out-of-sample error; {step}.",
-                    c.profile,
-                    c.threads,
-                    pct(tol)
-                ),
-                would_change_if: format!(
-                    "a size above {n} were faster by more than the out-of-sample error, e.g. with more \
-                     threads or on a machine whose curve differs"
-                ),
-            }
-        }
-        None => Decision {
+    let Some(plateau) = c.plateau(tol) else {
+        return Decision {
             decision: "private_max_slots",
             value: "none".into(),
             confidence: Confidence::Low,
             evidence: "No simulated size is a plateau: throughput rises to the largest.".into(),
             would_change_if: "larger sizes were simulated".into(),
+        };
+    };
+    let default = c.smallest_within(NEAR_GLOBAL).filter(|&d| d > plateau);
+    let n = default.unwrap_or(plateau);
+    let at = c.at(n).map_or(f64::NAN, |p| p.ops);
+    let below = c.private.iter().rev().find(|p| p.slots < n).copied();
+    let (gap, step) = match below {
+        Some(b) => (
+            at / b.ops - 1.0,
+            format!(
+                "from {} to {n} slots it rose {}",
+                b.slots,
+                pct(at / b.ops - 1.0)
+            ),
+        ),
+        None => (f64::INFINITY, format!("{n} is the smallest size simulated")),
+    };
+    let top = c.private.last().map_or(0, |p| p.slots);
+    let evidence = match default {
+        None => format!(
+            "On {} at {} threads (simulated), no size up to {top} slots is faster than {n} \
+             slots by more than the {} out-of-sample error; {step}.",
+            c.profile,
+            c.threads,
+            pct(tol)
+        ),
+        Some(d) => format!(
+            "On {} at {} threads (simulated), throughput stops rising beyond the {} \
+             out-of-sample error at {plateau} slots (no size up to {top} slots is faster by \
+             more), below the default of {d} slots (the smallest within {} of the global \
+             hash); the upper limit is never below the default, so it is {d}; {step}.",
+            c.profile,
+            c.threads,
+            pct(tol),
+            pct(NEAR_GLOBAL)
+        ),
+    };
+    let would_change_if = match default {
+        None => format!(
+            "a size above {n} were faster by more than the out-of-sample error, e.g. with more \
+             threads or on a machine whose curve differs"
+        ),
+        Some(_) => format!(
+            "the default came down to {plateau} slots or below (then {plateau}), or a size \
+             above {n} were faster by more than the out-of-sample error"
+        ),
+    };
+    Decision {
+        decision: "private_max_slots",
+        value: n.to_string(),
+        confidence: if below.is_none() {
+            Confidence::Medium
+        } else {
+            confidence(gap, tol)
         },
+        evidence,
+        would_change_if,
     }
 }
 
@@ -681,6 +704,42 @@ mod tests {
         assert_eq!((m.value.as_str(), m.confidence), ("1024", Confidence::High));
         let low = curve(100.0, &[(2, 5.0), (4, 50.0)]);
         assert_eq!(default_slots_decision(&low, 256, 0.05).value, "none");
+    }
+
+    #[test]
+    fn the_upper_limit_is_never_below_the_default() {
+        // The report's case: the plateau (1024) comes before the default (2048).
+        // Global 100; 512 → 80, 1024 → 94, 2048 → 98, 4096 → 98.5; error 16.5 %.
+        let c = curve(
+            100.0,
+            &[(512, 80.0), (1024, 94.0), (2048, 98.0), (4096, 98.5)],
+        );
+        // 98 ≥ 95 first at 2048; 98.5 ≤ 94 × 1.165 = 109.5, so the plateau is at 1024.
+        assert_eq!(c.smallest_within(NEAR_GLOBAL), Some(2048));
+        assert_eq!(c.plateau(0.165), Some(1024));
+        let d = default_slots_decision(&c, 256, 0.165);
+        let m = max_slots_decision(&c, 0.165);
+        assert_eq!((d.value.as_str(), m.value.as_str()), ("2048", "2048"));
+        // The rise that reached 2048: 98 / 94 − 1 = 4.3 % < 16.5 %: low.
+        assert_eq!(m.confidence, Confidence::Low);
+        assert!(
+            m.evidence.contains("at 1024 slots")
+                && m.evidence
+                    .contains("never below the default, so it is 2048")
+                && m.evidence.contains("from 1024 to 2048 slots it rose 4.3 %"),
+            "{}",
+            m.evidence
+        );
+        assert!(
+            m.would_change_if.contains("(then 1024)"),
+            "{}",
+            m.would_change_if
+        );
+        // No size within 5 % of the global hash: the plateau stands alone.
+        let low = curve(100.0, &[(512, 50.0), (1024, 80.0), (2048, 81.0)]);
+        let m = max_slots_decision(&low, 0.165);
+        assert_eq!(m.value, "1024");
+        assert!(!m.evidence.contains("default"), "{}", m.evidence);
     }
 
     #[test]

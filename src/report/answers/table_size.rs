@@ -41,6 +41,13 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
             ", and above {p} slots throughput rises by no more than the {} out-of-sample error",
             pct(tol)
         );
+        // The upper limit is never below the default (the `private_max_slots` decision).
+        if let Some(n) = c.smallest_within(NEAR_GLOBAL).filter(|&n| n > p) {
+            let _ = write!(
+                s,
+                ", which is below {n}: the upper limit cannot be below the default, so it is {n}"
+            );
+        }
     }
     for (name, slots) in [
         ("the merged auto policy", merged),
@@ -221,6 +228,18 @@ mod tests {
         );
         assert!(
             s.contains("the RFC v2 default (4 slots) reaches 10 % of the global hash"),
+            "{s}"
+        );
+        assert!(!s.contains("cannot be below the default"), "{s}");
+        // The plateau (1024: 98.5 ≤ 94 × 1.165) before the default (2048: 98 ≥ 95).
+        let late = curve(
+            100.0,
+            &[(512, 80.0), (1024, 94.0), (2048, 98.0), (4096, 98.5)],
+        );
+        let s = default_and_limit_sentence(&late, 256, 0.165);
+        assert!(
+            s.contains("above 1024 slots throughput rises by no more")
+                && s.contains("which is below 2048: the upper limit cannot be below the default, so it is 2048"),
             "{s}"
         );
         // Nothing reaches the global hash: say so, name the largest size tried.
