@@ -776,18 +776,30 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     let numa = answers::sim_numa(ctx, &[2, 10])?;
     let (which, verdicts) = answers::which_hash(ctx, &dist, kernel_op, dir)?;
     let tol = ctx.sim_error().value;
+    // How far each profile's predictions have been tested, in `curves` order (the seed box,
+    // then the user's).
+    let trust: Vec<answers::ProfileTrust> = curves
+        .iter()
+        .map(|(p, l)| answers::ProfileTrust::of(p, l, &ctx.data_dir))
+        .collect();
     let mut decisions = vec![
         answers::hash_decision(&verdicts, answers::TableScope::Global),
         answers::hash_decision(&verdicts, answers::TableScope::Private),
     ];
-    match curves.first().and_then(|(p, l)| Some((p, l.last()?))) {
-        Some((p, top)) => {
-            decisions.push(answers::default_slots_decision(top, p.cpus, tol));
-            decisions.push(answers::max_slots_decision(top, tol));
+    // The simulated decisions answer for one machine: the user's --profile when given (the
+    // last curve), else the seed's 256-CPU box (docs/report.md, "Decisions").
+    match curves
+        .last()
+        .zip(trust.last())
+        .and_then(|((p, l), t)| Some((p, l.last()?, t)))
+    {
+        Some((p, top, t)) => {
+            decisions.push(t.qualify(answers::default_slots_decision(top, p.cpus, tol)));
+            decisions.push(t.qualify(answers::max_slots_decision(top, tol)));
         }
         None => {
             return Err(ReportError::Missing(
-                "no simulated slot curve for the 256-CPU box",
+                "no simulated slot curve for the decisions' machine",
             ));
         }
     }
@@ -796,13 +808,15 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
         paired.and_then(answers::PairedLayouts::of),
         tol,
     ));
-    decisions.push(answers::numa_decision(&numa, tol));
+    if let (Some(target), Some(seed_box)) = (trust.last(), trust.first()) {
+        decisions.push(answers::numa_decision(&numa, tol, target, seed_box));
+    }
     let list = vec![
-        answers::default_and_limit(ctx, &curves, dir)?,
-        answers::global_vs_private(ctx, &curves, &noisy),
+        answers::default_and_limit(ctx, &curves, &trust, dir)?,
+        answers::global_vs_private(ctx, &curves, &trust, &noisy),
         which,
         answers::alignment(ctx, &layouts, &seed003, paired, dir)?,
-        answers::numa(ctx, &numa),
+        answers::numa(ctx, &numa, &trust),
     ];
     let mut answers_section = Section {
         key: "answers".into(),

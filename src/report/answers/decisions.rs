@@ -208,7 +208,8 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
                 confidence: confidence(gap, err),
                 evidence: format!(
                     "{} is the cheapest of {fit} {scope_words} that pass every distribution \
-                     test; the next, {}, costs {} more against runs spread by ±{}.",
+                     test (costs measured on this machine, one core); the next, {}, costs {} \
+                     more against runs spread by ±{}.",
                     cost(w),
                     cost(n),
                     pct(gap),
@@ -230,7 +231,7 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
             confidence: Confidence::Medium,
             evidence: format!(
                 "{} is the only one of the {} hashers evaluated among {scope_words} that \
-                 passes every distribution test.",
+                 passes every distribution test (cost measured on this machine, one core).",
                 cost(w),
                 v.len()
             ),
@@ -433,7 +434,8 @@ pub fn alignment_decision(
         confidence: conf,
         evidence: format!(
             "On the 256-bucket global table at {} threads seed 003 published aligned at \
-             {:.2}× packed and the simulated box gives {:.2}× ({} out-of-sample error: {}); {here}.",
+             {:.2}× packed on its 80-core box, and that box simulated (seed 003's profile, \
+             fitted on two of its cells) gives {:.2}× ({} out-of-sample error: {}); {here}.",
             r.threads,
             r.published_aligned,
             r.simulated_aligned,
@@ -451,28 +453,49 @@ pub fn alignment_decision(
     }
 }
 
-/// Per-node tables or one: the simulated separated ÷ forced loop rate on the seed's own
-/// box (and the largest multi-node profile), against the out-of-sample error `tol`.
-pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
+/// Per-node tables or one: the simulated separated ÷ forced loop rate, at the most
+/// contenders simulated, on the machine the decisions answer for (`target`: the user's
+/// `--profile`, else the seed's 256-CPU box), against the out-of-sample error `tol`. A
+/// one-node target has nothing to split: the seed box (`fallback`) answers and the
+/// evidence says why. A machine no futex measurement calibrated makes it `low`
+/// ([`ProfileTrust::qualify`]).
+pub fn numa_decision(
+    f: &[NumaFigure],
+    tol: f64,
+    target: &ProfileTrust,
+    fallback: &ProfileTrust,
+) -> Decision {
     let seed = SEED_NUMA_SEPARATED.iter().sum::<f64>() / SEED_NUMA_FORCED.iter().sum::<f64>();
-    let top = f
-        .iter()
-        .filter(|f| f.nodes > 1 && !f.seed_machine)
-        .max_by_key(|f| f.contenders)
-        .or_else(|| f.iter().find(|f| f.seed_machine));
-    let Some(t) = top else {
-        return Decision {
-            decision: "numa_split",
-            value: "undecided".into(),
-            confidence: Confidence::Low,
-            evidence: format!(
-                "No multi-node profile was simulated; seed 002 measured {seed:.2}× on its \
-                 2-node box."
-            ),
-            would_change_if: "a multi-node profile were simulated".into(),
-        };
+    let on = |t: &ProfileTrust| {
+        f.iter()
+            .filter(|x| x.nodes > 1 && !x.seed_machine && x.profile == t.label)
+            .max_by_key(|x| x.contenders)
     };
-    let ratio = t.separated / t.forced;
+    let (top, trust, why) = match (on(target), on(fallback)) {
+        (Some(t), _) => (t, target, String::new()),
+        (None, Some(t)) => (
+            t,
+            fallback,
+            format!(
+                "{} has one node, so there is nothing to split there. ",
+                target.label
+            ),
+        ),
+        (None, None) => {
+            return Decision {
+                decision: "numa_split",
+                value: "undecided".into(),
+                confidence: Confidence::Low,
+                evidence: format!(
+                    "Neither {} nor {} was simulated with more than one node; seed 002 \
+                     measured {seed:.2}× on its 2-node box.",
+                    target.label, fallback.label
+                ),
+                would_change_if: "a multi-node profile were simulated".into(),
+            };
+        }
+    };
+    let ratio = top.separated / top.forced;
     let conf = confidence(ratio - 1.0, tol);
     let value = match conf {
         Confidence::Low => "either (not told apart)",
@@ -489,22 +512,23 @@ pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
                 m.separated / m.forced
             )
         });
-    Decision {
+    let d = Decision {
         decision: "numa_split",
         value: value.into(),
         confidence: conf,
         evidence: format!(
-            "On {} with {} contenders per node (simulated) per-node buckets give {ratio:.2}× \
-             the loops of one forced bucket ({} out-of-sample error){on_seed}.",
-            t.profile,
-            t.contenders,
+            "{why}On {} with {} contenders per node (simulated) per-node buckets give \
+             {ratio:.2}× the loops of one forced bucket ({} out-of-sample error){on_seed}.",
+            top.profile,
+            top.contenders,
             pct(tol)
         ),
         would_change_if: "the cross-node hand-off cost (not fitted to a NUMA measurement) \
                           were close to the local one, or contenders were spread over \
                           fewer buckets"
             .into(),
-    }
+    };
+    trust.qualify(d)
 }
 
 /// The decision table as Markdown.
@@ -804,14 +828,48 @@ mod tests {
             forced: 1.0,
             seed_machine: false,
         };
-        let d = numa_decision(&[n(3.5)], 0.1);
+        let trust = |label: &str, calibrated: bool| ProfileTrust {
+            label: label.into(),
+            calibrated,
+            published_box: None,
+            exam: None,
+        };
+        let (boxed, seedbox) = (trust("box", true), trust("seed box", true));
+        let d = numa_decision(&[n(3.5)], 0.1, &boxed, &seedbox);
         assert_eq!(
             (d.value.as_str(), d.confidence),
             ("per-node tables", Confidence::High)
         );
-        let d = numa_decision(&[n(1.05)], 0.1);
+        assert!(d.evidence.starts_with("On box with 10"), "{}", d.evidence);
+        let d = numa_decision(&[n(1.05)], 0.1, &boxed, &seedbox);
         assert_eq!(d.confidence, Confidence::Low);
-        assert_eq!(numa_decision(&[], 0.1).value, "undecided");
+        assert_eq!(numa_decision(&[], 0.1, &boxed, &seedbox).value, "undecided");
+        // The decision answers for the target, not for whichever profile is listed last.
+        let other = |label: &str, sep: f64| NumaFigure {
+            profile: label.into(),
+            ..n(sep)
+        };
+        let figs = [other("seed box", 3.5), other("box", 1.05)];
+        let d = numa_decision(&figs, 0.1, &boxed, &seedbox);
+        assert!(d.evidence.contains("1.05×"), "{}", d.evidence);
+        // A one-node target: the seed box answers, and the evidence says why.
+        let vm = trust("the 2-CPU VM", true);
+        let d = numa_decision(&figs, 0.1, &vm, &seedbox);
+        assert!(
+            d.evidence.starts_with(
+                "the 2-CPU VM has one node, so there is nothing to split there. On seed box"
+            ),
+            "{}",
+            d.evidence
+        );
+        assert_eq!(d.confidence, Confidence::High);
+        // An uncalibrated target: low, whatever the ratio.
+        let d = numa_decision(&[n(3.5)], 0.1, &trust("box", false), &seedbox);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("per-node tables", Confidence::Low)
+        );
+        assert!(d.evidence.contains("untested"), "{}", d.evidence);
     }
 
     #[test]

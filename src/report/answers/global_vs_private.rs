@@ -149,6 +149,7 @@ pub fn global_vs_private_sentence(
 pub fn global_vs_private(
     ctx: &Context,
     curves: &[(MachineProfile, Vec<SlotCurve>)],
+    trust: &[ProfileTrust],
     noisy: &NoisyFigures,
 ) -> Answer {
     let tol = ctx.sim_error().value;
@@ -230,8 +231,9 @@ pub fn global_vs_private(
          {machine}, where it and the victim each have a CPU of their own only if there are \
          at least two, and a p99 difference is claimed only when every run of one table is \
          above every run of the other, with at least {MIN_P99_RUNS} runs each (by chance, \
-         with 3 runs each, 1 time in 10).",
-        ctx.sim_error().provenance()
+         with 3 runs each, 1 time in 10).{}",
+        ctx.sim_error().provenance(),
+        caveats(trust, tol)
     );
     a.figures = json!({ "tolerance": tol, "sim_error": ctx.sim_error(), "noisy": noisy });
     a

@@ -122,8 +122,14 @@ pub fn numa_table(figures: &[NumaFigure]) -> String {
 }
 
 /// Question 5.
-pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
+pub fn numa(ctx: &Context, figures: &[NumaFigure], trust: &[ProfileTrust]) -> Answer {
     let tol = ctx.sim_error().value;
+    // Only the profiles this answer simulated (the multi-node ones) need their caveat.
+    let simulated: Vec<ProfileTrust> = trust
+        .iter()
+        .filter(|t| figures.iter().any(|f| f.profile == t.label))
+        .cloned()
+        .collect();
     let seed_sep = SEED_NUMA_SEPARATED.iter().sum::<f64>() / 2.0;
     let seed_forced = SEED_NUMA_FORCED.iter().sum::<f64>() / 2.0;
     Answer {
@@ -149,11 +155,12 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
              has the seed box's other costs (the built-in template takes the ratio of the mean \
              cache-to-cache latencies of three published 2-socket 64-core AMD EPYC servers \
              for the first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
-             second). Simulated figures carry {}.",
+             second). Simulated figures carry {}.{}",
             ctx.seed_box.remote_ratio(),
             profile_label(&ctx.seed_box),
             crate::sim::validate::IVB_EP_REMOTE_RATIO,
-            ctx.sim_error().provenance()
+            ctx.sim_error().provenance(),
+            caveats(&simulated, tol)
         ),
         figures: json!({ "simulated": figures, "seed_separated": SEED_NUMA_SEPARATED, "seed_forced": SEED_NUMA_FORCED, "tolerance": tol }),
         files: Vec::new(),

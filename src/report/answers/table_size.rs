@@ -69,6 +69,7 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
 pub fn default_and_limit(
     ctx: &Context,
     curves: &[(MachineProfile, Vec<SlotCurve>)],
+    trust: &[ProfileTrust],
     dir: &Path,
 ) -> Result<Answer, ReportError> {
     let tol = ctx.sim_error().value;
@@ -177,8 +178,9 @@ pub fn default_and_limit(
     a.caveat = format!(
         "Simulated figures, with {}: sizes whose throughput differs by less than that are \
          not told apart. Tail latency is the simulator's, which models lock hand-offs but \
-         no preemption.",
-        ctx.sim_error().provenance()
+         no preemption.{}",
+        ctx.sim_error().provenance(),
+        caveats(trust, tol)
     );
     a.figures = json!({ "tolerance": tol, "sim_error": ctx.sim_error(), "curves": figures });
     Ok(a)
