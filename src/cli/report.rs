@@ -108,7 +108,11 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
     };
     let start = Instant::now();
     bar.set_message("hash cost and simulator calibration");
-    let ctx = Context::build(depth, a.repeat as usize, extra, profile, &data)?;
+    let given = crate::report::context::Given {
+        algo: a.algo.clone(),
+        profile: a.profile.clone(),
+    };
+    let ctx = Context::build(depth, a.repeat as usize, extra, profile, given, &data)?;
     let report = evaluation::run(&ctx, staged.path(), &mut |name| {
         bar.set_message(name.to_string())
     })?;

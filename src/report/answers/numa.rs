@@ -144,11 +144,7 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure], trust: &[ProfileTrust]) -> An
             fmt_grouped(seed_forced, 0),
             seed_sep / seed_forced
         ),
-        commands: vec![
-            "futexhash sim --profile seed-256cpu --workload lock -t 10 [--same-node]   # loops/sec per node (10 contenders)".into(),
-            "futexhash sim --profile seed002-ivbep --workload lock -t 10 [--same-node]".into(),
-            "futexhash bench --backend model --table numa --nodes 2 --workload lock".into(),
-        ],
+        commands: numa_commands(ctx, figures),
         caveat: format!(
             "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: \
              {:.2}× the local one on {}, {}× on seed 002's Ivy Bridge-EP, which \
@@ -165,6 +161,41 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure], trust: &[ProfileTrust]) -> An
         figures: json!({ "simulated": figures, "seed_separated": SEED_NUMA_SEPARATED, "seed_forced": SEED_NUMA_FORCED, "tolerance": tol }),
         files: Vec::new(),
     }
+}
+
+/// One `sim --workload lock` per row of the table and per column (separated, then
+/// `--same-node` for forced): the profile as the user names it (seed 002's box by its
+/// built-in profile), the row's contenders, this run's simulated length. `sim` prints
+/// loops per node: the table's per-contender figure times the contenders.
+fn numa_commands(ctx: &Context, figures: &[NumaFigure]) -> Vec<String> {
+    let args: Vec<(String, String)> = ctx
+        .profiles()
+        .iter()
+        .map(|p| profile_label(p))
+        .zip(ctx.profile_args())
+        .collect();
+    let mut out = Vec::new();
+    for f in figures {
+        let arg = if f.seed_machine {
+            "seed002-ivbep"
+        } else {
+            match args.iter().find(|(label, _)| *label == f.profile) {
+                Some((_, a)) => a.as_str(),
+                None => continue,
+            }
+        };
+        for same in ["", " --same-node"] {
+            out.push(format!(
+                "futexhash sim --profile {arg} --workload lock -t {}{same} {}",
+                f.contenders,
+                ctx.sim_len_args()
+            ));
+        }
+    }
+    if let Some(first) = out.first_mut() {
+        first.push_str("   # loops/sec per node = the table's figure × contenders");
+    }
+    out
 }
 
 /// Simulated `futex_numa` contention on every multi-node profile.

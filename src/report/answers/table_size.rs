@@ -165,13 +165,21 @@ pub fn default_and_limit(
             ..Plot::default()
         };
         write_plot(dir, &file, &plot, &mut a)?;
+        // The sizes of sim_slot_curves: the global hash and 2 to the largest power of two
+        // simulated (the policies' sizes lie among them).
+        let largest = list
+            .iter()
+            .flat_map(|c| c.private.iter().map(|p| p.slots))
+            .max()
+            .unwrap_or(2);
         a.commands.push(format!(
-            "futexhash sim --profile {} -t {} -b 0,2,4,...,65536",
-            if k == 0 { "seed-256cpu" } else { "PROFILE" },
+            "futexhash sim --profile {} -t {} -b 0,2..{largest} {}",
+            ctx.profile_args().get(k).map_or("PROFILE", String::as_str),
             list.iter()
                 .map(|c| c.threads.to_string())
                 .collect::<Vec<_>>()
-                .join(",")
+                .join(","),
+            ctx.sim_len_args()
         ));
     }
     a.answer = sentences.join(" ");

@@ -416,20 +416,26 @@ pub fn which_hash(
             .push_str("\nAttack resistance: not evaluated (no hasher could be scored).\n");
     }
     hashers_plot(&v, dir, &mut a)?;
-    a.commands = vec![
-        "futexhash check --algo NAME".into(),
-        "futexhash dist --workload perf --algo all".into(),
-        "cargo bench --bench hashers".into(),
-        format!(
-            "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} --buckets {} --max-probes {} --seed {ATTACK_SEED}",
-            v.iter()
-                .map(|h| h.name.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-            ctx.attack_buckets(),
-            attack_probe_budget(ctx.attack_buckets())
-        ),
-    ];
+    // The distribution section's sweeps (2..131072 buckets, mask, seed 1: dist's
+    // defaults), the cost benchmark, and the leak experiment with this answer's settings.
+    a.commands = crate::report::evaluation::dist_workloads(ctx.depth)
+        .iter()
+        .map(|(w, n)| {
+            format!(
+                "futexhash dist --workload {w} --algo {}{} --stat collisions-ratio",
+                ctx.algo_arg(),
+                n.map_or(String::new(), |n| format!(" --keys {n}"))
+            )
+        })
+        .collect();
+    a.commands.push("cargo bench --bench hashers".into());
+    a.commands.push(format!(
+        "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} \
+         --buckets {} --max-probes {} --seed {ATTACK_SEED}",
+        ctx.algo_arg(),
+        ctx.attack_buckets(),
+        attack_probe_budget(ctx.attack_buckets())
+    ));
     a.caveat = format!(
         "Costs are this machine's, one core, hot cache; the throughput prediction assumes the \
          hash is the only thing that changes on the futex path and is not claimed where it is \
