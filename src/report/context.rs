@@ -285,6 +285,31 @@ impl SimError {
     }
 }
 
+/// The distribution section's workloads and key counts (`None`: the workload's own), seed
+/// 1: one list, so the which-hash answer's `dist` commands repeat what the section ran.
+pub fn dist_workloads(depth: Depth) -> [(&'static str, Option<usize>); 3] {
+    [
+        ("perf", None),
+        (
+            "aslr",
+            Some(if depth == Depth::Quick {
+                1 << 16
+            } else {
+                1 << 18
+            }),
+        ),
+        ("pages", Some(1 << 16)),
+    ]
+}
+
+/// perf's futexes per thread in the report's `bench --compare` run.
+pub const COMPARE_FUTEXES: usize = 1024;
+
+/// The time of each `bench --compare` measurement (shorter with `--quick`).
+pub fn compare_runtime(ctx: &Context) -> std::time::Duration {
+    std::time::Duration::from_millis(if ctx.depth == Depth::Quick { 250 } else { 1000 })
+}
+
 /// The eight seed hashers.
 pub fn seed_hashers() -> Vec<SharedHasher> {
     SEED_EIGHT

@@ -119,7 +119,7 @@ const DIST_ROWS: [u64; 9] = [16, 64, 256, 1024, 4096, 16384, 32768, 65536, 13107
 pub fn distribution_runs(ctx: &Context) -> Result<Vec<DistRun>, ReportError> {
     let buckets: Vec<u64> = (1..=17).map(|k| 1u64 << k).collect();
     let mut out = Vec::new();
-    for (workload, n) in dist_workloads(ctx.depth) {
+    for (workload, n) in super::context::dist_workloads(ctx.depth) {
         let w: KeyWorkload = workload.parse()?;
         let keys: Vec<FutexKey> = w.generate(n, 1)?.keys;
         let mut cache = ExpectationCache::default();
@@ -142,23 +142,6 @@ pub fn distribution_runs(ctx: &Context) -> Result<Vec<DistRun>, ReportError> {
         });
     }
     Ok(out)
-}
-
-/// The distribution section's workloads and key counts (`None`: the workload's own), seed
-/// 1: one list, so the which-hash answer's `dist` commands repeat what the section ran.
-pub fn dist_workloads(depth: Depth) -> [(&'static str, Option<usize>); 3] {
-    [
-        ("perf", None),
-        (
-            "aslr",
-            Some(if depth == Depth::Quick {
-                1 << 16
-            } else {
-                1 << 18
-            }),
-        ),
-        ("pages", Some(1 << 16)),
-    ]
 }
 
 /// Standard deviation of the collision count when `n` keys go uniformly at random into `m`
@@ -747,14 +730,6 @@ impl Report {
     }
 }
 
-/// perf's futexes per thread in the report's `bench --compare` run.
-pub const COMPARE_FUTEXES: usize = 1024;
-
-/// The time of each `bench --compare` measurement (shorter with `--quick`).
-pub fn compare_runtime(ctx: &Context) -> std::time::Duration {
-    std::time::Duration::from_millis(if ctx.depth == Depth::Quick { 250 } else { 1000 })
-}
-
 /// Runs every section in order; `step` is told each step's name before it runs.
 pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Report, ReportError> {
     let runs = ctx.answer_runs();
@@ -774,7 +749,10 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     let layouts = answers::measure_layouts(ctx, runs)?;
     let seed003 = answers::sim_seed003(ctx)?;
     step("bench --compare");
-    let compared = crate::bench::compare::compare(compare_runtime(ctx), COMPARE_FUTEXES)?;
+    let compared = crate::bench::compare::compare(
+        super::context::compare_runtime(ctx),
+        super::context::COMPARE_FUTEXES,
+    )?;
     let paired = compared
         .figures
         .iter()

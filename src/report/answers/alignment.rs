@@ -393,8 +393,8 @@ pub fn alignment(
     }
     a.commands.push(format!(
         "futexhash bench --compare -r {} -f {}   # aligned_vs_packed: paired runs",
-        crate::report::evaluation::compare_runtime(ctx).as_secs_f64(),
-        crate::report::evaluation::COMPARE_FUTEXES
+        crate::report::context::compare_runtime(ctx).as_secs_f64(),
+        crate::report::context::COMPARE_FUTEXES
     ));
     a.caveat = format!(
         "This machine runs at most {cpus} thread(s) at once, where the 2013 thread's \

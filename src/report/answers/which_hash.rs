@@ -418,7 +418,7 @@ pub fn which_hash(
     hashers_plot(&v, dir, &mut a)?;
     // The distribution section's sweeps (2..131072 buckets, mask, seed 1: dist's
     // defaults), the cost benchmark, and the leak experiment with this answer's settings.
-    a.commands = crate::report::evaluation::dist_workloads(ctx.depth)
+    a.commands = crate::report::context::dist_workloads(ctx.depth)
         .iter()
         .map(|(w, n)| {
             format!(
