@@ -45,7 +45,8 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
         if let Some(n) = c.smallest_within(NEAR_GLOBAL).filter(|&n| n > p) {
             let _ = write!(
                 s,
-                ", which is below {n}: the upper limit cannot be below the default, so it is {n}"
+                "; {p} is below the {n}-slot default, and an upper limit cannot be below the \
+                 default, so the upper limit is {n}"
             );
         }
     }
@@ -240,7 +241,7 @@ mod tests {
             s.contains("the RFC v2 default (4 slots) reaches 10 % of the global hash"),
             "{s}"
         );
-        assert!(!s.contains("cannot be below the default"), "{s}");
+        assert!(!s.contains("cannot be below"), "{s}");
         // The plateau (1024: 98.5 ≤ 94 × 1.165) before the default (2048: 98 ≥ 95).
         let late = curve(
             100.0,
@@ -249,7 +250,10 @@ mod tests {
         let s = default_and_limit_sentence(&late, 256, 0.165);
         assert!(
             s.contains("above 1024 slots throughput rises by no more")
-                && s.contains("which is below 2048: the upper limit cannot be below the default, so it is 2048"),
+                && s.contains(
+                    "; 1024 is below the 2048-slot default, and an upper limit cannot be below \
+                     the default, so the upper limit is 2048;"
+                ),
             "{s}"
         );
         // Nothing reaches the global hash: say so, name the largest size tried.
