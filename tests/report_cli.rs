@@ -232,8 +232,80 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
         mine["ns"]["median"].as_f64().unwrap() > 0.0,
         "a C hasher is never free"
     );
+    reproduce_commands_run(&md);
     std::fs::remove_dir_all(&dir).unwrap();
     let _ = std::fs::remove_file(&src);
+}
+
+/// Every command under a "**Reproduce:**" of `md` runs as printed (a `   # comment` is the
+/// shell's): `futexhash` refuses bad input with exit 2 before any work (docs/cli.md), so a
+/// command that is still running after a few seconds has parsed and been accepted, and is
+/// stopped with SIGTERM (its interrupt handler ends any children); one that ends by then
+/// must have succeeded. `cargo bench --bench NAME` must name a bench of this crate.
+fn reproduce_commands_run(md: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut commands = Vec::new();
+    let mut inside = false;
+    for line in md.lines() {
+        if line == "**Reproduce:**" {
+            inside = true;
+        } else if line.starts_with("**Caveat.**") {
+            inside = false;
+        } else if inside && line.starts_with("    ") {
+            let cmd = line.trim();
+            commands.push(
+                cmd.split_once("   #")
+                    .map_or(cmd, |(c, _)| c)
+                    .trim()
+                    .to_string(),
+            );
+        }
+    }
+    assert!(commands.len() >= 5, "{commands:?}");
+    for cmd in &commands {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        match words[..] {
+            ["cargo", "bench", "--bench", name] => {
+                assert!(
+                    root.join("benches").join(format!("{name}.rs")).exists(),
+                    "{cmd}"
+                );
+                continue;
+            }
+            ["futexhash", ..] => {}
+            _ => panic!("a reproduce command that is neither futexhash nor cargo bench: {cmd}"),
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(&words[1..])
+            .current_dir(root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break Some(st);
+            }
+            if start.elapsed() > std::time::Duration::from_secs(5) {
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        match status {
+            Some(st) => {
+                let mut err = String::new();
+                use std::io::Read as _;
+                let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+                assert!(st.success(), "`{cmd}` failed ({st}): {err}");
+            }
+            None => {
+                // SAFETY: kill(2) on our own child's pid, which has not been waited for.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                let _ = child.wait();
+            }
+        }
+    }
 }
 
 #[test]

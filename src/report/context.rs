@@ -49,6 +49,16 @@ pub const PUBLISHED_TABLES: [&str; 3] = [
 /// The rows of the published 240-thread table the 256-CPU profile is fitted to.
 pub const CALIBRATION_ROWS: [usize; 2] = [0, 2];
 
+/// The report's own arguments, as typed, that its "Reproduce" commands repeat (a user's
+/// hasher is named by its spec there, a user's profile by the file or name given).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    /// `--algo`.
+    pub algo: Option<String>,
+    /// `--profile`.
+    pub profile: Option<String>,
+}
+
 /// Everything the sections share.
 #[derive(Clone, Debug)]
 pub struct Context {
@@ -75,6 +85,8 @@ pub struct Context {
     pub sim_len: SimLength,
     /// Directory of the published tables.
     pub data_dir: PathBuf,
+    /// The arguments the reproduce commands repeat.
+    pub given: Given,
 }
 
 impl Context {
@@ -84,6 +96,7 @@ impl Context {
         repeat: usize,
         extra: Vec<SharedHasher>,
         user_profile: Option<MachineProfile>,
+        given: Given,
         data_dir: &Path,
     ) -> Result<Context, ReportError> {
         let mut hashers = seed_hashers();
@@ -119,6 +132,7 @@ impl Context {
             validation,
             sim_len,
             data_dir: data_dir.to_path_buf(),
+            given,
         })
     }
 
@@ -144,6 +158,37 @@ impl Context {
     /// figures.
     pub fn sim_error(&self) -> SimError {
         SimError::of(&self.validation)
+    }
+
+    /// How a reproduce command names each of [`Context::profiles`]: the built-in profile
+    /// of the seed box's calibration (`seed-256cpu`, the same two rows), then the user's
+    /// `--profile` as typed.
+    pub fn profile_args(&self) -> Vec<String> {
+        std::iter::once("seed-256cpu".to_string())
+            .chain(self.user_profile.as_ref().map(|_| {
+                self.given
+                    .profile
+                    .clone()
+                    .unwrap_or_else(|| "PROFILE".into())
+            }))
+            .collect()
+    }
+
+    /// The hashers as a reproduce command's `--algo`: the seed's eight, then the user's
+    /// `--algo` as typed (the list syntax drops repeats, as the report does).
+    pub fn algo_arg(&self) -> String {
+        match &self.given.algo {
+            Some(a) => format!("seed,{a}"),
+            None => "seed".into(),
+        }
+    }
+
+    /// The simulated run length as `sim`'s flags (`--quick` simulates fewer operations).
+    pub fn sim_len_args(&self) -> String {
+        format!(
+            "--ops {} --warmup {}",
+            self.sim_len.measured_ops, self.sim_len.warmup_ops
+        )
     }
 
     /// The profiles the answers evaluate: the seed box, then the user's.
@@ -240,6 +285,31 @@ impl SimError {
             self.in_sample * 100.0
         )
     }
+}
+
+/// The distribution section's workloads and key counts (`None`: the workload's own), seed
+/// 1: one list, so the which-hash answer's `dist` commands repeat what the section ran.
+pub fn dist_workloads(depth: Depth) -> [(&'static str, Option<usize>); 3] {
+    [
+        ("perf", None),
+        (
+            "aslr",
+            Some(if depth == Depth::Quick {
+                1 << 16
+            } else {
+                1 << 18
+            }),
+        ),
+        ("pages", Some(1 << 16)),
+    ]
+}
+
+/// perf's futexes per thread in the report's `bench --compare` run.
+pub const COMPARE_FUTEXES: usize = 1024;
+
+/// The time of each `bench --compare` measurement (shorter with `--quick`).
+pub fn compare_runtime(ctx: &Context) -> std::time::Duration {
+    std::time::Duration::from_millis(if ctx.depth == Depth::Quick { 250 } else { 1000 })
 }
 
 /// The eight seed hashers.

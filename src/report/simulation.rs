@@ -142,6 +142,7 @@ fn apart_sentence(
     let beyond = |r: &Ratio| r.lo > 1.0 + tol || r.hi < 1.0 / (1.0 + tol);
     let pct = |x: f64| (x - 1.0) * 100.0;
     let mut apart = Vec::new();
+    let mut ranged = false;
     let mut locality = false;
     for h in &ctx.hashers {
         if h.name() == "jhash2" {
@@ -153,9 +154,12 @@ fn apart_sentence(
             .max_by(|a, b| (a.2.ratio.ln().abs()).total_cmp(&b.2.ratio.ln().abs()));
         if let Some((_, b, r)) = best {
             let note = match validation_range(ctx, h.name()) {
-                Some((lo, hi)) => format!(
-                    " (but `sim validate` puts this column at {lo:.2}–{hi:.2}× the published one)"
-                ),
+                Some((lo, hi)) => {
+                    ranged = true;
+                    format!(
+                        " (but `sim validate` puts this column at {lo:.2}–{hi:.2}× the published one)"
+                    )
+                }
                 None => String::new(),
             };
             let w = warn(h.name()).map_or(String::new(), |w| format!(" — it {w}"));
@@ -194,15 +198,7 @@ fn apart_sentence(
         }
         let _ = writeln!(out, ", so the simulation ranks none of them.");
     } else {
-        let _ = writeln!(
-            out,
-            "\nThe simulation sets these apart from jhash2 (the 80 % interval of the ratio, \
-             from the replications of this run, lies wholly beyond the {} out-of-sample \
-             error; the largest such difference per hasher): {}. The `sim validate` range \
-             beside each says how far that hasher's column is off the published one.",
-            err.pct(),
-            apart.join("; ")
-        );
+        out.push_str(&set_apart_sentence(&err.pct(), &apart, ranged));
         if locality {
             let _ = writeln!(
                 out,
@@ -212,6 +208,27 @@ fn apart_sentence(
             );
         }
     }
+    out
+}
+
+/// The sentence listing the hashers the simulation sets apart (`apart`, each clause with
+/// its `sim validate` range where the published eight-algorithm table has the hasher);
+/// `ranged`: at least one clause carries such a range. The sentence explaining the range
+/// is printed only then: a hasher the published table lacks (a user's `--algo`) has none.
+pub fn set_apart_sentence(err_pct: &str, apart: &[String], ranged: bool) -> String {
+    let mut out = format!(
+        "\nThe simulation sets these apart from jhash2 (the 80 % interval of the ratio, from \
+         the replications of this run, lies wholly beyond the {err_pct} out-of-sample error; \
+         the largest such difference per hasher): {}.",
+        apart.join("; ")
+    );
+    if ranged {
+        out.push_str(
+            " The `sim validate` range given with a hasher says how far its column is off \
+             the published one.",
+        );
+    }
+    out.push('\n');
     out
 }
 
@@ -416,4 +433,26 @@ fn ratios_to_jhash2(records: &[SimRecord]) -> Vec<(String, u64, Ratio)> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_range_is_explained_only_where_one_is_printed() {
+        let none = set_apart_sentence("16.5 %", &["mine +20 % at 128 slots".into()], false);
+        assert!(none.contains("mine +20 % at 128 slots."), "{none}");
+        assert!(!none.contains("sim validate"), "{none}");
+        let with = set_apart_sentence(
+            "16.5 %",
+            &[
+                "crc32 +20 % at 128 slots (but `sim validate` puts this column at 0.90–1.40× \
+               the published one)"
+                    .into(),
+            ],
+            true,
+        );
+        assert!(with.contains("The `sim validate` range given"), "{with}");
+    }
 }

@@ -370,11 +370,32 @@ pub fn alignment(
         ..Plot::default()
     };
     write_plot(dir, "answer-layout.svg", &plot, &mut a)?;
-    a.commands = vec![
-        "futexhash sim validate   # seed003 table: predicted/published per cell".into(),
-        "futexhash bench --compare   # aligned_vs_packed: paired runs".into(),
-        "futexhash bench --backend model --table global --layout packed -b 256 -t 1,2".into(),
-    ];
+    // measure_layouts' sizes and thread counts, one command per layout; the compare run's
+    // time and futexes (evaluation::run); the simulated table's run length.
+    let mut sizes: Vec<u64> = measured.iter().map(|f| f.buckets).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut threads: Vec<usize> = measured.iter().map(|f| f.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let join = |v: Vec<String>| v.join(",");
+    a.commands = vec![format!(
+        "futexhash sim validate {}   # seed 003's table: predicted/published per cell",
+        ctx.sim_len_args()
+    )];
+    for layout in ["aligned", "packed"] {
+        a.commands.push(format!(
+            "futexhash bench --backend model --table global --layout {layout} -b {} -t {} -r {}",
+            join(sizes.iter().map(u64::to_string).collect()),
+            join(threads.iter().map(usize::to_string).collect()),
+            layouts_runtime(ctx).as_secs_f64()
+        ));
+    }
+    a.commands.push(format!(
+        "futexhash bench --compare -r {} -f {}   # aligned_vs_packed: paired runs",
+        crate::report::context::compare_runtime(ctx).as_secs_f64(),
+        crate::report::context::COMPARE_FUTEXES
+    ));
     a.caveat = format!(
         "This machine runs at most {cpus} thread(s) at once, where the 2013 thread's \
          80-core machine ran 32 to 512, so bucket cache lines are contended far less here; \
@@ -401,18 +422,22 @@ pub fn sim_seed003(ctx: &Context) -> Result<Vec<Seed003Ratio>, ReportError> {
     Ok(seed003_ratios(&rows))
 }
 
+/// How long each layout configuration runs (shorter with `--quick`).
+fn layouts_runtime(ctx: &Context) -> std::time::Duration {
+    std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
+        150
+    } else {
+        500
+    })
+}
+
 /// The model global table, aligned and packed, 256 and 256 × CPUs buckets, 1 thread and
 /// one per CPU, `runs` times each (interleaved).
 pub fn measure_layouts(ctx: &Context, runs: usize) -> Result<Vec<LayoutFigure>, ReportError> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     use crate::table::{Layout, TableKind};
     let cpus = ctx.machine.cpus_allowed.max(1);
-    let runtime =
-        std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
-            150
-        } else {
-            500
-        });
+    let runtime = layouts_runtime(ctx);
     let big = (256 * cpus as u64).next_power_of_two();
     let mut sizes = vec![256u64];
     if big != 256 {

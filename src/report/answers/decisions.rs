@@ -87,7 +87,46 @@ pub fn hash_decision(v: &[HashVerdict], t: TableScope) -> Decision {
         d.evidence = format!("{} {}", d.evidence, note.0);
         d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
     }
+    if let Some(note) = kernel_note(v, &d.value, t) {
+        d.evidence = format!("{} {}", d.evidence, note.0);
+        d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
+    }
     d
+}
+
+/// For a winner the kernel does not have ([`HashVerdict::in_kernel`]): the sentence saying
+/// so, with the cheapest kernel hasher fit for the same table, and the condition under
+/// which that one is the answer. The value stays the cheapest fit hasher: whether adding
+/// a hash function to the kernel is acceptable is the reader's call, not a figure.
+fn kernel_note(v: &[HashVerdict], winner: &str, t: TableScope) -> Option<(String, String)> {
+    let w = v.iter().find(|h| h.name == winner)?;
+    if w.in_kernel() {
+        return None;
+    }
+    let first = format!(
+        "{} is not in the kernel (source: {}): adopting it means adding it.",
+        w.name, w.source
+    );
+    let kernel = v
+        .iter()
+        .filter(|h| h.fit_for(t) && h.in_kernel() && h.cost_ns.median.is_finite())
+        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median));
+    Some(match kernel {
+        Some(k) => (
+            format!(
+                "{first} The cheapest kernel hasher that passes every test, {}, costs {:.2} \
+                 ns/hash ({:+.0} %).",
+                k.name,
+                k.cost_ns.median,
+                (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
+            ),
+            format!("only a hasher the kernel has would do (then {})", k.name),
+        ),
+        None => (
+            format!("{first} No kernel hasher evaluated passes every test for this table."),
+            "only a hasher the kernel has would do (none evaluated qualifies)".into(),
+        ),
+    })
 }
 
 /// For an unkeyed global-table winner whose `mm` the leak test recovered: the sentence
@@ -169,7 +208,8 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
                 confidence: confidence(gap, err),
                 evidence: format!(
                     "{} is the cheapest of {fit} {scope_words} that pass every distribution \
-                     test; the next, {}, costs {} more against runs spread by ±{}.",
+                     test (costs measured on this machine, one core); the next, {}, costs {} \
+                     more against runs spread by ±{}.",
                     cost(w),
                     cost(n),
                     pct(gap),
@@ -191,7 +231,7 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
             confidence: Confidence::Medium,
             evidence: format!(
                 "{} is the only one of the {} hashers evaluated among {scope_words} that \
-                 passes every distribution test.",
+                 passes every distribution test (cost measured on this machine, one core).",
                 cost(w),
                 v.len()
             ),
@@ -265,53 +305,76 @@ pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
 }
 
 /// The upper limit: the size above which throughput stops rising beyond `tol`
-/// ([`SlotCurve::plateau`]); confidence from the rise that reached it (from the next
-/// smaller size) against `tol`.
+/// ([`SlotCurve::plateau`]), but never below the default ([`default_slots_decision`]'s
+/// size): a limit under the default would forbid the size the kernel picks, so when the
+/// curve's plateau comes first the limit is the default and the evidence says why.
+/// Confidence from the rise that reached the limit (from the next smaller size) against
+/// `tol`.
 pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
-    match c.plateau(tol) {
-        Some(n) => {
-            let at = c.at(n).map_or(f64::NAN, |p| p.ops);
-            let below = c.private.iter().rev().find(|p| p.slots < n).copied();
-            let (gap, step) = match below {
-                Some(b) => (
-                    at / b.ops - 1.0,
-                    format!(
-                        "from {} to {n} slots it rose {}",
-                        b.slots,
-                        pct(at / b.ops - 1.0)
-                    ),
-                ),
-                None => (f64::INFINITY, format!("{n} is the smallest size simulated")),
-            };
-            let top = c.private.last().map_or(0, |p| p.slots);
-            Decision {
-                decision: "private_max_slots",
-                value: n.to_string(),
-                confidence: if below.is_none() {
-                    Confidence::Medium
-                } else {
-                    confidence(gap, tol)
-                },
-                evidence: format!(
-                    "On {} at {} threads (simulated), no size up to {top} slots is faster than \
-                     {n} slots by more than the {} out-of-sample error; {step}.",
-                    c.profile,
-                    c.threads,
-                    pct(tol)
-                ),
-                would_change_if: format!(
-                    "a size above {n} were faster by more than the out-of-sample error, e.g. with more \
-                     threads or on a machine whose curve differs"
-                ),
-            }
-        }
-        None => Decision {
+    let Some(plateau) = c.plateau(tol) else {
+        return Decision {
             decision: "private_max_slots",
             value: "none".into(),
             confidence: Confidence::Low,
             evidence: "No simulated size is a plateau: throughput rises to the largest.".into(),
             would_change_if: "larger sizes were simulated".into(),
+        };
+    };
+    let default = c.smallest_within(NEAR_GLOBAL).filter(|&d| d > plateau);
+    let n = default.unwrap_or(plateau);
+    let at = c.at(n).map_or(f64::NAN, |p| p.ops);
+    let below = c.private.iter().rev().find(|p| p.slots < n).copied();
+    let (gap, step) = match below {
+        Some(b) => (
+            at / b.ops - 1.0,
+            format!(
+                "from {} to {n} slots it rose {}",
+                b.slots,
+                pct(at / b.ops - 1.0)
+            ),
+        ),
+        None => (f64::INFINITY, format!("{n} is the smallest size simulated")),
+    };
+    let top = c.private.last().map_or(0, |p| p.slots);
+    let evidence = match default {
+        None => format!(
+            "On {} at {} threads (simulated), no size up to {top} slots is faster than {n} \
+             slots by more than the {} out-of-sample error; {step}.",
+            c.profile,
+            c.threads,
+            pct(tol)
+        ),
+        Some(d) => format!(
+            "On {} at {} threads (simulated), throughput stops rising beyond the {} \
+             out-of-sample error at {plateau} slots (no size up to {top} slots is faster by \
+             more), below the default of {d} slots (the smallest within {} of the global \
+             hash); the upper limit is never below the default, so it is {d}; {step}.",
+            c.profile,
+            c.threads,
+            pct(tol),
+            pct(NEAR_GLOBAL)
+        ),
+    };
+    let would_change_if = match default {
+        None => format!(
+            "a size above {n} were faster by more than the out-of-sample error, e.g. with more \
+             threads or on a machine whose curve differs"
+        ),
+        Some(_) => format!(
+            "the default came down to {plateau} slots or below (then {plateau}), or a size \
+             above {n} were faster by more than the out-of-sample error"
+        ),
+    };
+    Decision {
+        decision: "private_max_slots",
+        value: n.to_string(),
+        confidence: if below.is_none() {
+            Confidence::Medium
+        } else {
+            confidence(gap, tol)
         },
+        evidence,
+        would_change_if,
     }
 }
 
@@ -371,7 +434,8 @@ pub fn alignment_decision(
         confidence: conf,
         evidence: format!(
             "On the 256-bucket global table at {} threads seed 003 published aligned at \
-             {:.2}× packed and the simulated box gives {:.2}× ({} out-of-sample error: {}); {here}.",
+             {:.2}× packed on its 80-core box, and that box simulated (seed 003's profile, \
+             fitted on two of its cells) gives {:.2}× ({} out-of-sample error: {}); {here}.",
             r.threads,
             r.published_aligned,
             r.simulated_aligned,
@@ -389,28 +453,49 @@ pub fn alignment_decision(
     }
 }
 
-/// Per-node tables or one: the simulated separated ÷ forced loop rate on the seed's own
-/// box (and the largest multi-node profile), against the out-of-sample error `tol`.
-pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
+/// Per-node tables or one: the simulated separated ÷ forced loop rate, at the most
+/// contenders simulated, on the machine the decisions answer for (`target`: the user's
+/// `--profile`, else the seed's 256-CPU box), against the out-of-sample error `tol`. A
+/// one-node target has nothing to split: the seed box (`fallback`) answers and the
+/// evidence says why. A machine no futex measurement calibrated makes it `low`
+/// ([`ProfileTrust::qualify`]).
+pub fn numa_decision(
+    f: &[NumaFigure],
+    tol: f64,
+    target: &ProfileTrust,
+    fallback: &ProfileTrust,
+) -> Decision {
     let seed = SEED_NUMA_SEPARATED.iter().sum::<f64>() / SEED_NUMA_FORCED.iter().sum::<f64>();
-    let top = f
-        .iter()
-        .filter(|f| f.nodes > 1 && !f.seed_machine)
-        .max_by_key(|f| f.contenders)
-        .or_else(|| f.iter().find(|f| f.seed_machine));
-    let Some(t) = top else {
-        return Decision {
-            decision: "numa_split",
-            value: "undecided".into(),
-            confidence: Confidence::Low,
-            evidence: format!(
-                "No multi-node profile was simulated; seed 002 measured {seed:.2}× on its \
-                 2-node box."
-            ),
-            would_change_if: "a multi-node profile were simulated".into(),
-        };
+    let on = |t: &ProfileTrust| {
+        f.iter()
+            .filter(|x| x.nodes > 1 && !x.seed_machine && x.profile == t.label)
+            .max_by_key(|x| x.contenders)
     };
-    let ratio = t.separated / t.forced;
+    let (top, trust, why) = match (on(target), on(fallback)) {
+        (Some(t), _) => (t, target, String::new()),
+        (None, Some(t)) => (
+            t,
+            fallback,
+            format!(
+                "{} has one node, so there is nothing to split there. ",
+                target.label
+            ),
+        ),
+        (None, None) => {
+            return Decision {
+                decision: "numa_split",
+                value: "undecided".into(),
+                confidence: Confidence::Low,
+                evidence: format!(
+                    "Neither {} nor {} was simulated with more than one node; seed 002 \
+                     measured {seed:.2}× on its 2-node box.",
+                    target.label, fallback.label
+                ),
+                would_change_if: "a multi-node profile were simulated".into(),
+            };
+        }
+    };
+    let ratio = top.separated / top.forced;
     let conf = confidence(ratio - 1.0, tol);
     let value = match conf {
         Confidence::Low => "either (not told apart)",
@@ -427,22 +512,23 @@ pub fn numa_decision(f: &[NumaFigure], tol: f64) -> Decision {
                 m.separated / m.forced
             )
         });
-    Decision {
+    let d = Decision {
         decision: "numa_split",
         value: value.into(),
         confidence: conf,
         evidence: format!(
-            "On {} with {} contenders per node (simulated) per-node buckets give {ratio:.2}× \
-             the loops of one forced bucket ({} out-of-sample error){on_seed}.",
-            t.profile,
-            t.contenders,
+            "{why}On {} with {} contenders per node (simulated) per-node buckets give \
+             {ratio:.2}× the loops of one forced bucket ({} out-of-sample error){on_seed}.",
+            top.profile,
+            top.contenders,
             pct(tol)
         ),
         would_change_if: "the cross-node hand-off cost (not fitted to a NUMA measurement) \
                           were close to the local one, or contenders were spread over \
                           fewer buckets"
             .into(),
-    }
+    };
+    trust.qualify(d)
 }
 
 /// The decision table as Markdown.
@@ -504,7 +590,40 @@ mod tests {
             predicted_vs_jhash2: None,
             published_vs_jhash2: None,
             attack: None,
+            source: "lib/some.c".into(),
         }
+    }
+
+    #[test]
+    fn a_winner_the_kernel_lacks_says_so_and_names_the_kernels_cheapest() {
+        let mut x = hv("xxh3", [2.9, 3.0, 3.1], false);
+        x.source = "xxHash XXH3_64bits_withSeed (not in the kernel)".into();
+        let j = hv("jhash2", [3.9, 4.0, 4.1], false);
+        let d = hash_decision(&[x.clone(), j.clone()], TableScope::Global);
+        assert_eq!(d.value, "xxh3");
+        // 4.0 / 3.0 − 1 = +33 %.
+        assert!(
+            d.evidence.contains("xxh3 is not in the kernel")
+                && d.evidence.contains("adopting it means adding it")
+                && d.evidence.contains("jhash2, costs 4.00 ns/hash (+33 %)"),
+            "{}",
+            d.evidence
+        );
+        assert!(
+            d.would_change_if.contains("(then jhash2)"),
+            "{}",
+            d.would_change_if
+        );
+        // A kernel hasher winning: no such note.
+        let d = hash_decision(&[j], TableScope::Global);
+        assert!(!d.evidence.contains("not in the kernel"), "{}", d.evidence);
+        // Only the foreign one: it says no kernel hasher qualifies.
+        let d = hash_decision(&[x], TableScope::Private);
+        assert!(
+            d.evidence.contains("No kernel hasher evaluated passes"),
+            "{}",
+            d.evidence
+        );
     }
 
     #[test]
@@ -612,6 +731,42 @@ mod tests {
     }
 
     #[test]
+    fn the_upper_limit_is_never_below_the_default() {
+        // The report's case: the plateau (1024) comes before the default (2048).
+        // Global 100; 512 → 80, 1024 → 94, 2048 → 98, 4096 → 98.5; error 16.5 %.
+        let c = curve(
+            100.0,
+            &[(512, 80.0), (1024, 94.0), (2048, 98.0), (4096, 98.5)],
+        );
+        // 98 ≥ 95 first at 2048; 98.5 ≤ 94 × 1.165 = 109.5, so the plateau is at 1024.
+        assert_eq!(c.smallest_within(NEAR_GLOBAL), Some(2048));
+        assert_eq!(c.plateau(0.165), Some(1024));
+        let d = default_slots_decision(&c, 256, 0.165);
+        let m = max_slots_decision(&c, 0.165);
+        assert_eq!((d.value.as_str(), m.value.as_str()), ("2048", "2048"));
+        // The rise that reached 2048: 98 / 94 − 1 = 4.3 % < 16.5 %: low.
+        assert_eq!(m.confidence, Confidence::Low);
+        assert!(
+            m.evidence.contains("at 1024 slots")
+                && m.evidence
+                    .contains("never below the default, so it is 2048")
+                && m.evidence.contains("from 1024 to 2048 slots it rose 4.3 %"),
+            "{}",
+            m.evidence
+        );
+        assert!(
+            m.would_change_if.contains("(then 1024)"),
+            "{}",
+            m.would_change_if
+        );
+        // No size within 5 % of the global hash: the plateau stands alone.
+        let low = curve(100.0, &[(512, 50.0), (1024, 80.0), (2048, 81.0)]);
+        let m = max_slots_decision(&low, 0.165);
+        assert_eq!(m.value, "1024");
+        assert!(!m.evidence.contains("default"), "{}", m.evidence);
+    }
+
+    #[test]
     fn alignment_and_numa_values_follow_the_ratios() {
         let pl = |ratio, spread| {
             Some(PairedLayouts {
@@ -673,14 +828,48 @@ mod tests {
             forced: 1.0,
             seed_machine: false,
         };
-        let d = numa_decision(&[n(3.5)], 0.1);
+        let trust = |label: &str, calibrated: bool| ProfileTrust {
+            label: label.into(),
+            calibrated,
+            published_box: None,
+            exam: None,
+        };
+        let (boxed, seedbox) = (trust("box", true), trust("seed box", true));
+        let d = numa_decision(&[n(3.5)], 0.1, &boxed, &seedbox);
         assert_eq!(
             (d.value.as_str(), d.confidence),
             ("per-node tables", Confidence::High)
         );
-        let d = numa_decision(&[n(1.05)], 0.1);
+        assert!(d.evidence.starts_with("On box with 10"), "{}", d.evidence);
+        let d = numa_decision(&[n(1.05)], 0.1, &boxed, &seedbox);
         assert_eq!(d.confidence, Confidence::Low);
-        assert_eq!(numa_decision(&[], 0.1).value, "undecided");
+        assert_eq!(numa_decision(&[], 0.1, &boxed, &seedbox).value, "undecided");
+        // The decision answers for the target, not for whichever profile is listed last.
+        let other = |label: &str, sep: f64| NumaFigure {
+            profile: label.into(),
+            ..n(sep)
+        };
+        let figs = [other("seed box", 3.5), other("box", 1.05)];
+        let d = numa_decision(&figs, 0.1, &boxed, &seedbox);
+        assert!(d.evidence.contains("1.05×"), "{}", d.evidence);
+        // A one-node target: the seed box answers, and the evidence says why.
+        let vm = trust("the 2-CPU VM", true);
+        let d = numa_decision(&figs, 0.1, &vm, &seedbox);
+        assert!(
+            d.evidence.starts_with(
+                "the 2-CPU VM has one node, so there is nothing to split there. On seed box"
+            ),
+            "{}",
+            d.evidence
+        );
+        assert_eq!(d.confidence, Confidence::High);
+        // An uncalibrated target: low, whatever the ratio.
+        let d = numa_decision(&[n(3.5)], 0.1, &trust("box", false), &seedbox);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("per-node tables", Confidence::Low)
+        );
+        assert!(d.evidence.contains("untested"), "{}", d.evidence);
     }
 
     #[test]

@@ -149,6 +149,7 @@ pub fn global_vs_private_sentence(
 pub fn global_vs_private(
     ctx: &Context,
     curves: &[(MachineProfile, Vec<SlotCurve>)],
+    trust: &[ProfileTrust],
     noisy: &NoisyFigures,
 ) -> Answer {
     let tol = ctx.sim_error().value;
@@ -159,8 +160,17 @@ pub fn global_vs_private(
     };
     let mut sentences = Vec::new();
     let mut t = TextTable::new(["profile", "threads", "table", "slots", "ops/s", "p99 ns"]);
-    for (profile, list) in curves {
+    let args = ctx.profile_args();
+    for (k, (profile, list)) in curves.iter().enumerate() {
         let Some(top) = list.last() else { continue };
+        // The two points the sentence compares: the global hash and the automatic size.
+        a.commands.push(format!(
+            "futexhash sim --profile {} -t {} -b 0,{} {}",
+            args.get(k).map_or("PROFILE", String::as_str),
+            top.threads,
+            policy_slots(top.threads, profile.cpus).0,
+            ctx.sim_len_args()
+        ));
         sentences.push(global_vs_private_sentence(
             top,
             profile.cpus,
@@ -216,22 +226,20 @@ pub fn global_vs_private(
         noisy.global_ops.runs,
         code(&nt.render_within(MAX_WIDTH, 1))
     );
-    a.commands = vec![
-        "futexhash sim --profile seed-256cpu -t 240 -b 0,256".into(),
-        // The measurement's own settings (measure_noisy), so the command reproduces it.
-        format!(
-            "futexhash bench --workload noisy --backend model -t 1 -f 1024 \
-             --victim-threads 1 --victim-futexes 1024 -r {}",
-            noisy_runtime(ctx).as_secs_f64()
-        ),
-    ];
+    // The measurement's own settings (measure_noisy), so the command reproduces it.
+    a.commands.push(format!(
+        "futexhash bench --workload noisy --backend model -t 1 -f 1024 \
+         --victim-threads 1 --victim-futexes 1024 -r {}",
+        noisy_runtime(ctx).as_secs_f64()
+    ));
     a.caveat = format!(
         "The throughput figures are simulated ({}); the noisy neighbour is measured on \
          {machine}, where it and the victim each have a CPU of their own only if there are \
          at least two, and a p99 difference is claimed only when every run of one table is \
          above every run of the other, with at least {MIN_P99_RUNS} runs each (by chance, \
-         with 3 runs each, 1 time in 10).",
-        ctx.sim_error().provenance()
+         with 3 runs each, 1 time in 10).{}",
+        ctx.sim_error().provenance(),
+        caveats(trust, tol)
     );
     a.figures = json!({ "tolerance": tol, "sim_error": ctx.sim_error(), "noisy": noisy });
     a

@@ -18,7 +18,7 @@
 //!    thread, seed 002).
 //!
 //! [`decisions`] turns the answers' figures into the decision table at the top of the
-//! report.
+//! report; [`trust`] says how far a machine profile's predictions have been tested.
 //!
 //! Every sentence is built by a pure function of the figures (tested on synthetic data on
 //! both sides of each condition); the figures come from the few `sim_*` and `measure_*`
@@ -32,6 +32,7 @@ pub mod global_vs_private;
 pub mod numa;
 pub mod shared;
 pub mod table_size;
+pub mod trust;
 pub mod which_hash;
 
 pub use alignment::*;
@@ -41,6 +42,7 @@ pub use global_vs_private::*;
 pub use numa::*;
 pub use shared::{policy_slots, profile_label, profile_threads, relative, sim_slot_curves};
 pub use table_size::*;
+pub use trust::{ProfileTrust, caveats};
 pub use which_hash::*;
 
 use serde::Serialize;

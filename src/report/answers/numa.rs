@@ -102,9 +102,12 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
     s
 }
 
-/// Question 5.
-pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
-    let tol = ctx.sim_error().value;
+/// Columns of the NUMA table that label a row: one profile has a row per contender
+/// count, so a part of a split table (`render_within`) needs both to tell its rows apart.
+pub const NUMA_ROW_LABELS: usize = 2;
+
+/// The NUMA table: one row per profile and contender count, the row labels first.
+pub fn numa_table(figures: &[NumaFigure]) -> String {
     let mut t = TextTable::new(["profile", "contenders/node", "separated", "forced", "ratio"]);
     for f in figures {
         t.push(vec![
@@ -115,6 +118,18 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
             format!("{:.2}", f.separated / f.forced),
         ]);
     }
+    t.render_within(MAX_WIDTH, NUMA_ROW_LABELS)
+}
+
+/// Question 5.
+pub fn numa(ctx: &Context, figures: &[NumaFigure], trust: &[ProfileTrust]) -> Answer {
+    let tol = ctx.sim_error().value;
+    // Only the profiles this answer simulated (the multi-node ones) need their caveat.
+    let simulated: Vec<ProfileTrust> = trust
+        .iter()
+        .filter(|t| figures.iter().any(|f| f.profile == t.label))
+        .cloned()
+        .collect();
     let seed_sep = SEED_NUMA_SEPARATED.iter().sum::<f64>() / 2.0;
     let seed_forced = SEED_NUMA_FORCED.iter().sum::<f64>() / 2.0;
     Answer {
@@ -124,31 +139,63 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure]) -> Answer {
             "Simulated `futex_numa -c N -t2` with `FUTEX_SQUASH` (every node one bucket), loops \
              per contender per second:\n\n{}\nThe seed (2-node Ivy Bridge-EP, 10 contenders per \
              node, loop counts per run, not per second): separated {} vs forced {} ({:.2}×).\n",
-            code(&t.render_within(MAX_WIDTH, 1)),
+            code(&numa_table(figures)),
             fmt_grouped(seed_sep, 0),
             fmt_grouped(seed_forced, 0),
             seed_sep / seed_forced
         ),
-        commands: vec![
-            "futexhash sim --profile seed-256cpu --workload lock -t 10 [--same-node]   # loops/sec per node (10 contenders)".into(),
-            "futexhash sim --profile seed002-ivbep --workload lock -t 10 [--same-node]".into(),
-            "futexhash bench --backend model --table numa --nodes 2 --workload lock".into(),
-        ],
+        commands: numa_commands(ctx, figures),
         caveat: format!(
             "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: \
              {:.2}× the local one on {}, {}× on seed 002's Ivy Bridge-EP, which \
              has the seed box's other costs (the built-in template takes the ratio of the mean \
              cache-to-cache latencies of three published 2-socket 64-core AMD EPYC servers \
              for the first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
-             second). Simulated figures carry {}.",
+             second). Simulated figures carry {}.{}",
             ctx.seed_box.remote_ratio(),
             profile_label(&ctx.seed_box),
             crate::sim::validate::IVB_EP_REMOTE_RATIO,
-            ctx.sim_error().provenance()
+            ctx.sim_error().provenance(),
+            caveats(&simulated, tol)
         ),
         figures: json!({ "simulated": figures, "seed_separated": SEED_NUMA_SEPARATED, "seed_forced": SEED_NUMA_FORCED, "tolerance": tol }),
         files: Vec::new(),
     }
+}
+
+/// One `sim --workload lock` per row of the table and per column (separated, then
+/// `--same-node` for forced): the profile as the user names it (seed 002's box by its
+/// built-in profile), the row's contenders, this run's simulated length. `sim` prints
+/// loops per node: the table's per-contender figure times the contenders.
+fn numa_commands(ctx: &Context, figures: &[NumaFigure]) -> Vec<String> {
+    let args: Vec<(String, String)> = ctx
+        .profiles()
+        .iter()
+        .map(|p| profile_label(p))
+        .zip(ctx.profile_args())
+        .collect();
+    let mut out = Vec::new();
+    for f in figures {
+        let arg = if f.seed_machine {
+            "seed002-ivbep"
+        } else {
+            match args.iter().find(|(label, _)| *label == f.profile) {
+                Some((_, a)) => a.as_str(),
+                None => continue,
+            }
+        };
+        for same in ["", " --same-node"] {
+            out.push(format!(
+                "futexhash sim --profile {arg} --workload lock -t {}{same} {}",
+                f.contenders,
+                ctx.sim_len_args()
+            ));
+        }
+    }
+    if let Some(first) = out.first_mut() {
+        first.push_str("   # loops/sec per node = the table's figure × contenders");
+    }
+    out
 }
 
 /// Simulated `futex_numa` contention on every multi-node profile.
@@ -193,6 +240,38 @@ pub fn sim_numa(ctx: &Context, contenders: &[usize]) -> Result<Vec<NumaFigure>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_part_of_a_split_numa_table_names_profile_and_contenders() {
+        // One profile at 2 and 10 contenders, with the report's longest kind of label: the
+        // table is wider than 100 columns and is split.
+        let label = "seed thread 256-CPU 2-node box (256 CPUs, 2 node(s))";
+        let f = |contenders: usize, separated: f64| NumaFigure {
+            profile: label.into(),
+            nodes: 2,
+            contenders,
+            separated,
+            forced: 1_000_000.0,
+            seed_machine: false,
+        };
+        let out = numa_table(&[f(2, 8_000_000.0), f(10, 3_500_000.0)]);
+        let parts: Vec<&str> = out.split("\n\n").collect();
+        assert!(parts.len() >= 2, "not split:\n{out}");
+        for part in &parts {
+            assert!(part.contains("contenders/node"), "{part}");
+        }
+        // The ratios 8.00 and 3.50 (hand-computed) sit in rows that say their count.
+        let row = |ratio: &str| {
+            out.lines()
+                .find(|l| l.contains(ratio))
+                .unwrap_or_else(|| panic!("no {ratio} in\n{out}"))
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row("8.00")[2], "2", "{out}");
+        assert_eq!(row("3.50")[2], "10", "{out}");
+    }
 
     #[test]
     fn numa_sentence_compares_with_the_seed() {

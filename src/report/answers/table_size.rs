@@ -41,6 +41,14 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
             ", and above {p} slots throughput rises by no more than the {} out-of-sample error",
             pct(tol)
         );
+        // The upper limit is never below the default (the `private_max_slots` decision).
+        if let Some(n) = c.smallest_within(NEAR_GLOBAL).filter(|&n| n > p) {
+            let _ = write!(
+                s,
+                "; {p} is below the {n}-slot default, and an upper limit cannot be below the \
+                 default, so the upper limit is {n}"
+            );
+        }
     }
     for (name, slots) in [
         ("the merged auto policy", merged),
@@ -62,6 +70,7 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
 pub fn default_and_limit(
     ctx: &Context,
     curves: &[(MachineProfile, Vec<SlotCurve>)],
+    trust: &[ProfileTrust],
     dir: &Path,
 ) -> Result<Answer, ReportError> {
     let tol = ctx.sim_error().value;
@@ -157,21 +166,30 @@ pub fn default_and_limit(
             ..Plot::default()
         };
         write_plot(dir, &file, &plot, &mut a)?;
+        // The sizes of sim_slot_curves: the global hash and 2 to the largest power of two
+        // simulated (the policies' sizes lie among them).
+        let largest = list
+            .iter()
+            .flat_map(|c| c.private.iter().map(|p| p.slots))
+            .max()
+            .unwrap_or(2);
         a.commands.push(format!(
-            "futexhash sim --profile {} -t {} -b 0,2,4,...,65536",
-            if k == 0 { "seed-256cpu" } else { "PROFILE" },
+            "futexhash sim --profile {} -t {} -b 0,2..{largest} {}",
+            ctx.profile_args().get(k).map_or("PROFILE", String::as_str),
             list.iter()
                 .map(|c| c.threads.to_string())
                 .collect::<Vec<_>>()
-                .join(",")
+                .join(","),
+            ctx.sim_len_args()
         ));
     }
     a.answer = sentences.join(" ");
     a.caveat = format!(
         "Simulated figures, with {}: sizes whose throughput differs by less than that are \
          not told apart. Tail latency is the simulator's, which models lock hand-offs but \
-         no preemption.",
-        ctx.sim_error().provenance()
+         no preemption.{}",
+        ctx.sim_error().provenance(),
+        caveats(trust, tol)
     );
     a.figures = json!({ "tolerance": tol, "sim_error": ctx.sim_error(), "curves": figures });
     Ok(a)
@@ -221,6 +239,21 @@ mod tests {
         );
         assert!(
             s.contains("the RFC v2 default (4 slots) reaches 10 % of the global hash"),
+            "{s}"
+        );
+        assert!(!s.contains("cannot be below"), "{s}");
+        // The plateau (1024: 98.5 ≤ 94 × 1.165) before the default (2048: 98 ≥ 95).
+        let late = curve(
+            100.0,
+            &[(512, 80.0), (1024, 94.0), (2048, 98.0), (4096, 98.5)],
+        );
+        let s = default_and_limit_sentence(&late, 256, 0.165);
+        assert!(
+            s.contains("above 1024 slots throughput rises by no more")
+                && s.contains(
+                    "; 1024 is below the 2048-slot default, and an upper limit cannot be below \
+                     the default, so the upper limit is 2048;"
+                ),
             "{s}"
         );
         // Nothing reaches the global hash: say so, name the largest size tried.

@@ -72,6 +72,9 @@ pub struct HashVerdict {
     pub published_vs_jhash2: Option<f64>,
     /// [`attack_resistance`] (None when not evaluated).
     pub attack: Option<AttackScore>,
+    /// Where its definition comes from, as `futexhash list` shows it (a kernel source
+    /// file for the kernel's hashers, a path for a user's).
+    pub source: String,
 }
 
 /// The verdict rows from costs, distribution records and (with `attack`) each hasher's
@@ -131,6 +134,7 @@ pub fn hash_verdicts(
                 predicted_vs_jhash2: predicted,
                 published_vs_jhash2,
                 attack: attack(h.as_ref()),
+                source: h.source().to_string(),
             }
         })
         .collect()
@@ -153,10 +157,32 @@ impl HashVerdict {
         self.failures.is_empty() && (t == TableScope::Private || self.scope == "full")
     }
 
+    /// Whether the kernel has this hasher ([`in_kernel`] of its source).
+    pub fn in_kernel(&self) -> bool {
+        in_kernel(&self.source)
+    }
+
     /// The warning shown next to a hasher wherever it is ranked: the failed tests.
     pub fn warning(&self) -> Option<String> {
         (!self.failures.is_empty()).then(|| dist_warning(&self.failures))
     }
+}
+
+/// Whether a hasher whose registry source is `source` is in the kernel. The registry has
+/// no field for it, so it is read from the source text: in the kernel when it names a file
+/// of the kernel tree (a word starting `include/linux/`, `lib/` or `kernel/`, relative to
+/// the tree's root) and does not say "not in the kernel" (xxh3 cites xxHash itself). A
+/// user's hasher has its own path (absolute, or relative to the user's directory) or
+/// `user`, and is not.
+pub fn in_kernel(source: &str) -> bool {
+    !source.contains("not in the kernel")
+        && source
+            .split(|c: char| c.is_whitespace() || matches!(c, ';' | ',' | '(' | ')'))
+            .any(|w| {
+                ["include/linux/", "lib/", "kernel/"]
+                    .iter()
+                    .any(|p| w.starts_with(p))
+            })
 }
 
 /// "fails 6 distribution tests (perf@16384:chi2, …): not recommended".
@@ -390,20 +416,26 @@ pub fn which_hash(
             .push_str("\nAttack resistance: not evaluated (no hasher could be scored).\n");
     }
     hashers_plot(&v, dir, &mut a)?;
-    a.commands = vec![
-        "futexhash check --algo NAME".into(),
-        "futexhash dist --workload perf --algo all".into(),
-        "cargo bench --bench hashers".into(),
-        format!(
-            "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} --buckets {} --max-probes {} --seed {ATTACK_SEED}",
-            v.iter()
-                .map(|h| h.name.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-            ctx.attack_buckets(),
-            attack_probe_budget(ctx.attack_buckets())
-        ),
-    ];
+    // The distribution section's sweeps (2..131072 buckets, mask, seed 1: dist's
+    // defaults), the cost benchmark, and the leak experiment with this answer's settings.
+    a.commands = crate::report::context::dist_workloads(ctx.depth)
+        .iter()
+        .map(|(w, n)| {
+            format!(
+                "futexhash dist --workload {w} --algo {}{} --stat collisions-ratio",
+                ctx.algo_arg(),
+                n.map_or(String::new(), |n| format!(" --keys {n}"))
+            )
+        })
+        .collect();
+    a.commands.push("cargo bench --bench hashers".into());
+    a.commands.push(format!(
+        "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} \
+         --buckets {} --max-probes {} --seed {ATTACK_SEED}",
+        ctx.algo_arg(),
+        ctx.attack_buckets(),
+        attack_probe_budget(ctx.attack_buckets())
+    ));
     a.caveat = format!(
         "Costs are this machine's, one core, hot cache; the throughput prediction assumes the \
          hash is the only thing that changes on the futex path and is not claimed where it is \
@@ -539,6 +571,29 @@ mod tests {
             predicted_vs_jhash2: Some(pred),
             published_vs_jhash2: None,
             attack: None,
+            source: "include/linux/jhash.h".into(),
+        }
+    }
+
+    #[test]
+    fn a_hasher_is_in_the_kernel_when_its_source_is_a_kernel_file() {
+        // The forms of `futexhash list`'s source column, written out by hand.
+        for s in [
+            "include/linux/jhash.h; kernel/futex/core.c __futex_hash()",
+            "lib/crc32.c crc32_le()",
+            "xxHash XXH32 (lib/xxhash.c xxh32)",
+            "include/linux/hash.h before v4.7",
+        ] {
+            assert!(in_kernel(s), "{s}");
+        }
+        for s in [
+            "xxHash XXH3_64bits_withSeed (not in the kernel)",
+            "user",
+            "examples/hashers/jhash2.c",
+            "/usr/lib/libmyhash.so",
+            "/home/me/kernel/myhash.c",
+        ] {
+            assert!(!in_kernel(s), "{s}");
         }
     }
 
