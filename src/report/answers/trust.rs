@@ -17,13 +17,16 @@ use crate::sim::validate::{AbRow, NEW_BOXES, TABLE_A734};
 use serde::Serialize;
 use std::path::Path;
 
-/// Whether a profile was produced by calibration on futex measurements, decided from its
-/// name: `MachineProfile` has no field for it, and the two calibrations write their
-/// provenance into the name — `sim calibrate` and the report's seed box "calibrated on rows
-/// …", seed 003's validation "fitted on '…'" — while hand-built profiles say "not fitted"
-/// or "template". A profile whose name was edited by hand is judged by what it says.
-pub fn calibrated(name: &str) -> bool {
-    name.contains("calibrated on rows") || name.contains("fitted on '")
+/// Whether a profile was produced by calibration on futex measurements: `sim calibrate`
+/// records its misfit to its rows (`calibration_rms_ln`); profiles calibrated before that
+/// field existed, and seed 003's box (fitted by the validation's bisection), say so in
+/// their name — "calibrated on rows …", "fitted on '…'" — while hand-built profiles say
+/// "not fitted" or "template". A profile whose name was edited by hand is judged by what
+/// it says.
+pub fn calibrated(profile: &MachineProfile) -> bool {
+    profile.calibration_rms_ln.is_some()
+        || profile.name.contains("calibrated on rows")
+        || profile.name.contains("fitted on '")
 }
 
 /// The published box a profile is named after: a box of [`NEW_BOXES`] whose machine name is
@@ -111,7 +114,7 @@ impl ProfileTrust {
         });
         ProfileTrust {
             label: super::profile_label(profile),
-            calibrated: calibrated(&profile.name),
+            calibrated: calibrated(profile),
             published_box: boxed.map(str::to_string),
             exam,
         }
@@ -239,7 +242,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn calibration_is_read_from_the_names_the_calibrations_write() {
+    fn calibration_is_read_from_the_profile_and_the_names_the_calibrations_write() {
         // The names of data/machines/*.toml and of the report's seed box, copied here.
         for name in [
             "256 CPUs, 2 node(s): calibrated on rows 0,2 (240 threads, jhash2) of \
@@ -251,7 +254,7 @@ mod tests {
             "profile this-vm: 2 CPUs, 1 node(s): calibrated on rows 0,1 (2 threads, jhash2) \
              of this-vm-kernel-t2.csv",
         ] {
-            assert!(calibrated(name), "{name}");
+            assert!(calibrated(&MachineProfile::minimal(name, 4, 1)), "{name}");
         }
         for name in [
             "profile skl-2s-112: skl-2s-112: 2 x 28-core Skylake-SP, 2 threads a core, from \
@@ -259,8 +262,13 @@ mod tests {
             "2-CPU KVM guest (template)",
             "seed 002 2-node IVB-EP (costs of seed-256cpu.toml; remote/local 2.5)",
         ] {
-            assert!(!calibrated(name), "{name}");
+            assert!(!calibrated(&MachineProfile::minimal(name, 4, 1)), "{name}");
         }
+        // `sim calibrate` records its misfit, whatever the name says.
+        let mut fitted = MachineProfile::minimal("my box", 4, 1);
+        assert!(!calibrated(&fitted));
+        fitted.calibration_rms_ln = Some(0.0);
+        assert!(calibrated(&fitted));
         assert_eq!(
             published_box("profile skl-2s-112: skl-2s-112: 2 x 28-core Skylake-SP"),
             Some("skl-2s-112")
