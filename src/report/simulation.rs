@@ -273,7 +273,7 @@ fn ratio_plot(
             y_label: "ops/sec ÷ jhash2's".into(),
             log2_x: true,
             y_scale: crate::render::plot::YScale::Linear,
-            reference: Some((1.0, "jhash2".into())),
+            reference: Some((1.0, "ratio 1 (as fast as jhash2)".into())),
             lines,
             ..Plot::default()
         },

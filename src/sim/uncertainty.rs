@@ -279,11 +279,11 @@ mod tests {
     fn a_profile_that_misses_its_own_rows_carries_the_misfit() {
         let mut p = MachineProfile::minimal("p", 4, 2);
         assert_eq!(profile_uncertainty(&p).model_sd, QUOTED.model_sd);
-        // A calibration 0.2 off its rows in ln: sqrt(0.153² + 0.2²) = 0.25181…
+        // A calibration 0.2 off its rows in ln: sqrt(0.184² + 0.2²) = 0.27176…
         p.calibration_rms_ln = Some(0.2);
         let sd = profile_uncertainty(&p).model_sd;
         assert!(
-            (sd - (0.153f64 * 0.153 + 0.04).sqrt()).abs() < 1e-12,
+            (sd - (0.184f64 * 0.184 + 0.04).sqrt()).abs() < 1e-12,
             "{sd}"
         );
     }
