@@ -94,6 +94,25 @@ pub fn hash_decision(v: &[HashVerdict], t: TableScope) -> Decision {
     d
 }
 
+/// The cheapest (median cost) of the verdicts `accept` takes.
+fn cheapest(v: &[HashVerdict], accept: impl Fn(&HashVerdict) -> bool) -> Option<&HashVerdict> {
+    v.iter()
+        .filter(|h| accept(h))
+        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median))
+}
+
+/// `first`, then the cheapest `kind` alternative `k` that passes every test with its cost
+/// and its difference from the winner `w`'s.
+fn alternative_cost(first: &str, kind: &str, k: &HashVerdict, w: &HashVerdict) -> String {
+    format!(
+        "{first} The cheapest {kind} hasher that passes every test, {}, costs {:.2} ns/hash \
+         ({:+.0} %).",
+        k.name,
+        k.cost_ns.median,
+        (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
+    )
+}
+
 /// For a winner the kernel does not have ([`HashVerdict::in_kernel`]): the sentence saying
 /// so, with the cheapest kernel hasher fit for the same table, and the condition under
 /// which that one is the answer. The value stays the cheapest fit hasher: whether adding
@@ -107,19 +126,12 @@ fn kernel_note(v: &[HashVerdict], winner: &str, t: TableScope) -> Option<(String
         "{} is not in the kernel (source: {}): adopting it means adding it.",
         w.name, w.source
     );
-    let kernel = v
-        .iter()
-        .filter(|h| h.fit_for(t) && h.in_kernel() && h.cost_ns.median.is_finite())
-        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median));
+    let kernel = cheapest(v, |h| {
+        h.fit_for(t) && h.in_kernel() && h.cost_ns.median.is_finite()
+    });
     Some(match kernel {
         Some(k) => (
-            format!(
-                "{first} The cheapest kernel hasher that passes every test, {}, costs {:.2} \
-                 ns/hash ({:+.0} %).",
-                k.name,
-                k.cost_ns.median,
-                (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
-            ),
+            alternative_cost(&first, "kernel", k, w),
             format!("only a hasher the kernel has would do (then {})", k.name),
         ),
         None => (
@@ -139,10 +151,9 @@ fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
     if a.keyed || !a.mm_recovered {
         return None;
     }
-    let keyed = v
-        .iter()
-        .filter(|h| h.fit_for(TableScope::Global) && h.attack.as_ref().is_some_and(|a| a.keyed))
-        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median));
+    let keyed = cheapest(v, |h| {
+        h.fit_for(TableScope::Global) && h.attack.as_ref().is_some_and(|a| a.keyed)
+    });
     let first = format!(
         "It is unkeyed: the leak test recovered the process's mm from bucket collisions in \
          {} probes.",
@@ -150,13 +161,7 @@ fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
     );
     Some(match keyed {
         Some(k) => (
-            format!(
-                "{first} The cheapest keyed hasher that passes every test, {}, costs {:.2} \
-                 ns/hash ({:+.0} %).",
-                k.name,
-                k.cost_ns.median,
-                (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
-            ),
+            alternative_cost(&first, "keyed", k, w),
             format!(
                 "the global table had to resist the bucket-collision leak (then {})",
                 k.name
