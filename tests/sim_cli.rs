@@ -1005,3 +1005,171 @@ fn validate_cv_without_the_new_boxes_file_scores_the_seed_tables_and_says_so() {
     );
     assert!(out.contains("| all tables | 197 (4) |"), "{out}");
 }
+
+/// Reads `key` of a profile's `[calibration_runs]` table, or of its top level.
+fn profile_number(path: &Path, key: &str) -> Option<f64> {
+    let v: toml::Value = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v.get(key)
+        .or_else(|| v.get("calibration_runs").and_then(|t| t.get(key)))
+        .and_then(|x| x.as_float().or_else(|| x.as_integer().map(|i| i as f64)))
+}
+
+/// `sim calibrate --runs` fits the mean of the runs and carries the spread of a refit on
+/// each run alone: checked against three separate calibrations, one per run column, and
+/// one on the mean column, with the standard error computed here from their costs.
+#[test]
+fn calibrate_runs_carries_the_spread_of_one_fit_per_run() {
+    let csv = tmp("runs.csv");
+    // Three runs of a 32-thread box; the 2-slot row moves by ±15 % between runs.
+    let runs = [
+        [1_480_000.0, 34_000.0],
+        [1_500_000.0, 40_000.0],
+        [1_530_000.0, 46_000.0],
+    ];
+    let mean = |i: usize| runs.iter().map(|r| r[i]).sum::<f64>() / 3.0;
+    std::fs::write(
+        &csv,
+        format!(
+            "buckets,run1,run2,run3,mean\n0,{},{},{},{}\n2,{},{},{},{}\n",
+            runs[0][0],
+            runs[1][0],
+            runs[2][0],
+            mean(0),
+            runs[0][1],
+            runs[1][1],
+            runs[2][1],
+            mean(1)
+        ),
+    )
+    .unwrap();
+    let fit = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "sim",
+            "calibrate",
+            "--from",
+            csv.to_str().unwrap(),
+            "--rows",
+            "0,1",
+            "--threads",
+            "32",
+            "--cpus",
+            "32",
+            "--nodes",
+            "2",
+            "-f",
+            "128",
+            // A template that states the hash cost: every fit here uses the same one
+            // (a timed cost would differ between the separate calibrations).
+            "--template",
+            "data/machines/seed-256cpu-template.toml",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        assert!(
+            o.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let with_runs = tmp("with-runs.toml");
+    let said = fit(&["--runs", "run1,run2,run3"], &with_runs);
+    assert!(said.contains("over 3 runs"), "{said}");
+    let on_mean = tmp("on-mean.toml");
+    fit(&["--column", "mean"], &on_mean);
+    for key in ["outside_ns", "handoff_local_ns"] {
+        let (a, b) = (
+            profile_number(&with_runs, key).unwrap(),
+            profile_number(&on_mean, key).unwrap(),
+        );
+        assert!(
+            (a / b - 1.0).abs() < 1e-9,
+            "{key}: runs {a} vs mean column {b}"
+        );
+    }
+    let mut outside = Vec::new();
+    let mut handoff = Vec::new();
+    for run in ["run1", "run2", "run3"] {
+        let p = tmp(&format!("{run}.toml"));
+        fit(&["--column", run], &p);
+        assert_eq!(profile_number(&p, "runs"), None, "one run has no spread");
+        outside.push(profile_number(&p, "outside_ns").unwrap().ln());
+        handoff.push(profile_number(&p, "handoff_local_ns").unwrap().ln());
+    }
+    // Standard error of the mean fit: sample sd (n − 1) of the logs over √n.
+    let se = |l: &[f64]| {
+        let m = l.iter().sum::<f64>() / 3.0;
+        (l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt() / 3f64.sqrt()
+    };
+    assert_eq!(profile_number(&with_runs, "runs"), Some(3.0));
+    for (key, want) in [
+        ("outside_se_ln", se(&outside)),
+        ("handoff_se_ln", se(&handoff)),
+    ] {
+        let got = profile_number(&with_runs, key).unwrap();
+        assert!((got - want).abs() < 1e-9, "{key}: {got} vs {want}");
+    }
+    assert!(
+        se(&handoff) > 0.01,
+        "the runs must move the hand-off: {handoff:?}"
+    );
+    // The intervals of `sim` name the profile's own runs.
+    let o = futexhash(&[
+        "sim",
+        "--profile",
+        with_runs.to_str().unwrap(),
+        "-t",
+        "32",
+        "-f",
+        "128",
+        "-b",
+        "2",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("this profile's 3 calibration runs"), "{out}");
+    let o = futexhash(&[
+        "sim",
+        "--profile",
+        on_mean.to_str().unwrap(),
+        "-t",
+        "32",
+        "-f",
+        "128",
+        "-b",
+        "2",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("the seed box's three runs: this profile has none"),
+        "{out}"
+    );
+}
+
+#[test]
+fn calibrate_runs_bad_lists_are_refused_in_one_line() {
+    let csv = tmp("runs-bad.csv");
+    std::fs::write(
+        &csv,
+        "buckets,run1,run2\n0,1500000,1490000\n2,40000,41000\n",
+    )
+    .unwrap();
+    let out = tmp("never.toml");
+    for runs in ["run1", "run1,run1", "run1,nope", ""] {
+        let args = two_cpu_calibration(
+            csv.to_str().unwrap(),
+            &["--runs", runs],
+            out.to_str().unwrap(),
+        );
+        assert_refused_in_one_line(&args);
+        let err = String::from_utf8_lossy(&futexhash(&args).stderr).into_owned();
+        assert!(err.contains("--runs"), "{runs}: {err}");
+    }
+    assert_refused_in_one_line(&two_cpu_calibration(
+        csv.to_str().unwrap(),
+        &["--runs", "all", "--column", "run1"],
+        out.to_str().unwrap(),
+    ));
+    assert!(!out.exists());
+}

@@ -113,3 +113,41 @@ fn futex_numa_separating_the_nodes_wins() {
     assert!((r.published - 3.006).abs() < 0.01, "{r:?}");
     assert!(r.predicted > 2.0, "{r:?}");
 }
+
+/// `sim::uncertainty::SEED_BOX_CALIBRATION` and the shipped seed profile's
+/// `[calibration_runs]` are what a fresh refit of rows 0 and 2 on each published run gives
+/// (the refit's standard error is recomputed here from the three fitted profiles).
+#[test]
+fn the_seed_box_calibration_spread_is_a_fresh_refit_over_its_runs() {
+    use futexhash::sim::uncertainty::SEED_BOX_CALIBRATION;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let template =
+        MachineProfile::load(&root.join("data/machines/seed-256cpu-template.toml")).unwrap();
+    let (_, fits) = refit_on_runs(&data(), &template, [0, 2], SimLength::default()).unwrap();
+    assert_eq!(fits.len(), 3);
+    let se = |v: Vec<f64>| {
+        let m = v.iter().sum::<f64>() / 3.0;
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt() / 3f64.sqrt()
+    };
+    let outside = se(fits.iter().map(|p| p.outside_ns.ln()).collect());
+    let handoff = se(fits.iter().map(|p| p.handoff_local_ns.ln()).collect());
+    assert!(
+        (outside - SEED_BOX_CALIBRATION.outside_ln).abs() < 1e-6,
+        "{outside}"
+    );
+    assert!(
+        (handoff - SEED_BOX_CALIBRATION.handoff_ln).abs() < 1e-6,
+        "{handoff}"
+    );
+    let shipped = MachineProfile::load(&root.join("data/machines/seed-256cpu.toml")).unwrap();
+    let runs = shipped
+        .calibration_runs
+        .expect("the seed profile carries its runs");
+    assert_eq!(runs.runs, 3);
+    assert!((runs.outside_se_ln - outside).abs() < 1e-6);
+    assert!((runs.handoff_se_ln - handoff).abs() < 1e-6);
+    // The first run's 4-slot cell is 30 % below the other two: its fit has the longer
+    // hand-off and the shorter outside time, so the two move in opposite directions.
+    assert_eq!(runs.opposite, SEED_BOX_CALIBRATION.sign < 0.0);
+    assert!(runs.opposite);
+}

@@ -508,7 +508,7 @@ fn sim_text(
                 crate::sim::sweep::lock_name(d.lock),
                 crate::sim::sweep::refcount_name(d.refcount),
                 sweep_table(benches),
-                interval_tables(records)
+                interval_tables(records, profile)
             )
         }
         Format::Csv => sim_csv(records)?,
@@ -519,7 +519,7 @@ fn sim_text(
 /// The table output's interval sections: each rate's 80 % interval, and with several
 /// hashers each one's ratio to the first at the same threads and size, its 80 % interval
 /// from the common-random-number replications, and whether the two are told apart.
-fn interval_tables(records: &[SimRecord]) -> String {
+fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
     let mut algos: Vec<&str> = Vec::new();
     let mut rows: Vec<(usize, u64)> = Vec::new();
     for r in records {
@@ -551,8 +551,12 @@ fn interval_tables(records: &[SimRecord]) -> String {
         }
         t.push(row);
     }
+    let spread = match &profile.calibration_runs {
+        Some(r) => format!("this profile's {} calibration runs", r.runs),
+        None => "the seed box's three runs: this profile has none".to_string(),
+    };
     let mut s = format!(
-        "\n# 80 % prediction interval of each rate (run to run, calibration, model error as measured by sim validate --cv)\n{}",
+        "\n# 80 % prediction interval of each rate (run to run; calibration spread of {spread}; model error as measured by sim validate --cv)\n{}",
         t.render()
     );
     if algos.len() > 1 {

@@ -34,8 +34,13 @@ pub(super) struct CalibrateArgs {
     #[arg(short = 'f', long, value_name = "N", default_value = "1024", value_parser = args::number)]
     futexes: u64,
     /// Which rate column [default: the first].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "runs")]
     column: Option<String>,
+    /// Rate columns that are repeated runs of the same measurement (names, or `all`):
+    /// the profile is fitted on their mean and refitted on each run alone, and its
+    /// intervals carry the spread of those refits instead of the seed box's.
+    #[arg(long, value_name = "NAME,NAME,...|all")]
+    runs: Option<String>,
     /// Hasher the measured kernel used [default: from the column name, else jhash2].
     #[arg(long, value_name = "NAME")]
     algo: Option<String>,
@@ -71,6 +76,10 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
     args::check_output_path(&c.out, "profile")?;
     let rows = row_list(&c.rows)?;
     let measured = MeasuredTable::read(&c.from, c.column.as_deref())?;
+    let runs = match &c.runs {
+        None => Vec::new(),
+        Some(list) => measured.run_columns(&list.split(',').map(str::trim).collect::<Vec<_>>())?,
+    };
     let algo = c
         .algo
         .clone()
@@ -99,6 +108,7 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         hasher: &hasher,
         algo: &algo,
         len: c.len.length()?,
+        runs,
     }
     .run()?;
     crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes())
@@ -113,8 +123,17 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
             )
         }
     };
+    let spread = match &done.profile.calibration_runs {
+        Some(r) => format!(
+            "; over {} runs: standard error {:.1}% of outside_ns, {:.1}% of the hand-off (these go into its intervals)",
+            r.runs,
+            r.outside_se_ln.exp_m1() * 100.0,
+            r.handoff_se_ln.exp_m1() * 100.0
+        ),
+        None => String::new(),
+    };
     eprintln!(
-        "futexhash: fitted {}; {}; handoff_remote_ns = {:.1}; RMS residual {:.2}% over {} rows; hash cost {:.2} ns ({}); wrote {} (no hash costs: they are timed where the profile is used)",
+        "futexhash: fitted {}; {}; handoff_remote_ns = {:.1}; RMS residual {:.2}% over {} rows{spread}; hash cost {:.2} ns ({}); wrote {} (no hash costs: they are timed where the profile is used)",
         say("outside_ns", &done.fit.outside),
         say("handoff_local_ns", &done.fit.handoff),
         done.profile.handoff_remote_ns,

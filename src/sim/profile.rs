@@ -81,10 +81,34 @@ pub struct MachineProfile {
     /// ([`super::uncertainty::profile_uncertainty`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_rms_ln: Option<f64>,
+    /// How far the two fitted costs move between repeated runs of the calibration rows
+    /// (`sim calibrate --runs`: each run refitted alone). Absent when the calibration had
+    /// one run per row; its intervals then carry the seed box's relative spread, the only
+    /// one measured ([`super::uncertainty::profile_uncertainty`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_runs: Option<RunRefits>,
     /// Cost of one hash per hasher name, measured on this machine. Hashers without an
     /// entry are timed on the machine running the simulator.
     #[serde(default)]
     pub hash_ns: BTreeMap<String, f64>,
+}
+
+/// The spread of a calibration's fitted costs over the published or measured runs behind
+/// its rows: the rows refitted on each run alone, the sample sd of the fitted logarithms
+/// divided by √runs (the standard error of the fit on the runs' mean, which is the fit the
+/// profile holds).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRefits {
+    /// Runs refitted (at least two).
+    pub runs: u32,
+    /// Standard error of `ln(outside_ns)`.
+    pub outside_se_ln: f64,
+    /// Standard error of `ln(handoff_local_ns)` (the remote hand-off keeps its ratio).
+    pub handoff_se_ln: f64,
+    /// The refits move the two costs in opposite directions (their log covariance is
+    /// negative).
+    pub opposite: bool,
 }
 
 fn one() -> u32 {
@@ -242,6 +266,15 @@ impl MachineProfile {
                 "calibration_rms_ln = {r} must be a log-scale error from 0 to 10"
             )));
         }
+        if let Some(r) = &self.calibration_runs {
+            let ok = |x: f64| x.is_finite() && (0.0..=10.0).contains(&x);
+            if r.runs < 2 || !ok(r.outside_se_ln) || !ok(r.handoff_se_ln) {
+                return Err(SimError::BadRequest(format!(
+                    "calibration_runs: runs = {} must be at least 2 and outside_se_ln = {}, handoff_se_ln = {} log-scale errors from 0 to 10",
+                    r.runs, r.outside_se_ln, r.handoff_se_ln
+                )));
+            }
+        }
         let hashes = self.hash_ns.iter().map(|(k, v)| (k.as_str(), *v));
         for (what, v) in costs.into_iter().chain(hashes) {
             // Costs are summed in picoseconds in u64; one second per operation is far
@@ -276,6 +309,7 @@ impl MachineProfile {
             atomic_ns: atomic_default(),
             timeslice_ns: slice_default(),
             calibration_rms_ln: None,
+            calibration_runs: None,
             hash_ns: BTreeMap::new(),
         }
     }
@@ -483,6 +517,12 @@ mod tests {
         let mut p = p;
         p.hash_ns = [("jhash2".to_string(), 5.0)].into();
         p.calibration_rms_ln = Some(0.0125);
+        p.calibration_runs = Some(RunRefits {
+            runs: 3,
+            outside_se_ln: 0.01,
+            handoff_se_ln: 0.125,
+            opposite: true,
+        });
         let back: MachineProfile = toml::from_str(&p.to_toml()).unwrap();
         assert_eq!(back, p);
         assert_eq!(p.hash_cost("jhash2"), Some(5.0));
@@ -516,6 +556,17 @@ mod tests {
         bad.calibration_rms_ln = Some(f64::NAN);
         let e = bad.validate().unwrap_err().to_string();
         assert!(e.contains("calibration_rms_ln"), "{e}");
+        for (runs, se) in [(1, 0.1), (3, -0.1), (3, f64::INFINITY)] {
+            bad = p.clone();
+            bad.calibration_runs = Some(RunRefits {
+                runs,
+                outside_se_ln: 0.01,
+                handoff_se_ln: se,
+                opposite: false,
+            });
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains("calibration_runs"), "{runs} {se}: {e}");
+        }
         bad = p.clone();
         bad.hold_ns = f64::NAN;
         assert!(bad.validate().unwrap_err().to_string().contains("hold_ns"));

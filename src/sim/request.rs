@@ -13,6 +13,7 @@ use super::calibrate::{
 use super::hashcost::{HashCost, hash_cost, measure_hash_ns};
 use super::profile::{MachineProfile, Topology, read_sysfs_topology};
 use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until};
+use super::uncertainty::refit_spread;
 use super::validate::{PublishedTable, hasher_for_column, perf_keys_per_thread, read_published};
 use super::{Design, SimLength, SimOp};
 use crate::hashers::KeyHasher;
@@ -154,8 +155,14 @@ impl MeasuredTable {
         hasher_for_column(&self.table.columns[self.column]).unwrap_or("jhash2")
     }
 
-    /// Data row `i` (0-based) as an observation.
+    /// Data row `i` (0-based) as an observation of the chosen column.
     fn observation(&self, i: usize) -> Result<Observation, SimError> {
+        self.observation_of(i, &[self.column])
+    }
+
+    /// Data row `i` (0-based) as an observation of the arithmetic mean of `columns` (perf
+    /// prints means: the mean of runs is the mean of all their operations).
+    fn observation_of(&self, i: usize, columns: &[usize]) -> Result<Observation, SimError> {
         let (b, r) = self.table.rows.get(i).ok_or_else(|| {
             SimError::BadRequest(format!(
                 "row {i} does not exist: '{}' has {} data rows (0-based)",
@@ -165,9 +172,42 @@ impl MeasuredTable {
         })?;
         Ok(Observation {
             buckets: *b,
-            ops_per_sec: r[self.column],
+            ops_per_sec: columns.iter().map(|&c| r[c]).sum::<f64>() / columns.len() as f64,
             noise: self.noise[i],
         })
+    }
+
+    /// The indices of the rate columns named in `names` (`["all"]`: every rate column),
+    /// at least two, each once.
+    pub fn run_columns(&self, names: &[&str]) -> Result<Vec<usize>, SimError> {
+        let all = &self.table.columns;
+        let cols: Vec<usize> = if names == ["all"] {
+            (0..all.len()).collect()
+        } else {
+            names
+                .iter()
+                .map(|n| {
+                    all.iter().position(|h| h == n).ok_or_else(|| {
+                        SimError::BadRequest(format!(
+                            "--runs column '{n}' is not in '{}'; columns: {}",
+                            self.path.display(),
+                            all.join(", ")
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let mut u = cols.clone();
+        u.sort_unstable();
+        u.dedup();
+        if u.len() < 2 || u.len() != cols.len() {
+            return Err(SimError::BadRequest(format!(
+                "--runs must name at least two different rate columns of '{}' (columns: {}), or 'all'",
+                self.path.display(),
+                all.join(", ")
+            )));
+        }
+        Ok(cols)
     }
 
     /// The file's name, for the fitted profile's.
@@ -230,6 +270,10 @@ pub struct CalibrationRequest<'a, H: ?Sized> {
     pub algo: &'a str,
     /// Simulated operations per thread.
     pub len: SimLength,
+    /// Rate columns that are repeated runs of one measurement ([`MeasuredTable::run_columns`]),
+    /// or none. With runs, the profile is fitted on their mean and refitted on each run
+    /// alone, and carries the refits' spread ([`crate::sim::profile::RunRefits`]).
+    pub runs: Vec<usize>,
 }
 
 /// What a calibration gives.
@@ -288,18 +332,44 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
             global_nodes: 1,
             mechanisms: Default::default(),
         };
-        let obs: Vec<Observation> = self
-            .rows
+        let rows_of = |columns: &[usize]| -> Result<Vec<Observation>, SimError> {
+            self.rows
+                .iter()
+                .map(|&i| {
+                    if columns.is_empty() {
+                        self.measured.observation(i)
+                    } else {
+                        self.measured.observation_of(i, columns)
+                    }
+                })
+                .collect()
+        };
+        let obs = rows_of(&self.runs)?;
+        let per_run: Vec<Vec<Observation>> = self
+            .runs
             .iter()
-            .map(|&i| self.measured.observation(i))
+            .map(|&c| rows_of(&[c]))
             .collect::<Result<_, _>>()?;
         check_calibration(&template, &scenario, &obs)?;
+        for run in &per_run {
+            check_calibration(&template, &scenario, run)?;
+        }
         // The measured kernel's hash: the template's figure only if the template is this
         // machine's; otherwise timed here.
         let hash = hash_cost(&template, self.hasher)?;
         let fit = calibrate(&template, &scenario, self.hasher, hash.ns, &obs, self.len)?;
         let mut profile = fit.profile.clone();
         profile.name = self.fitted_name();
+        if !per_run.is_empty() {
+            let refits: Vec<MachineProfile> = per_run
+                .iter()
+                .map(|run| {
+                    calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len)
+                        .map(|c| c.profile)
+                })
+                .collect::<Result<_, _>>()?;
+            profile.calibration_runs = refit_spread(&refits);
+        }
         Ok(Calibrated {
             fit,
             profile,
@@ -326,7 +396,19 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
             self.threads,
             self.algo,
             self.measured.file_name()
-        )
+        ) + &if self.runs.is_empty() {
+            String::new()
+        } else {
+            let t = &self.measured.table.columns;
+            format!(
+                ", mean of runs {}",
+                self.runs
+                    .iter()
+                    .map(|&c| t[c].as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        }
     }
 }
 

@@ -31,12 +31,14 @@
 //! trust the simulator", says how far that holds). The pair is "not told apart" when the
 //! 80 % interval of the ratio holds 1.
 //!
-//! A profile other than the seed box (a user's own calibration, seed 003's box) has no
-//! published runs to refit on; it is given the seed box's relative parameter spread, the
-//! only one measured, and the CV model error. That is stated in every place the interval
-//! is explained, not hidden.
+//! A profile calibrated on several runs of its rows (`sim calibrate --runs`) carries its
+//! own spread, refitted the same way on each of its runs ([`RunRefits`] in the profile).
+//! A profile without runs (a calibration on one run per row, seed 003's box, a profile
+//! written by hand) is given the seed box's relative parameter spread, the only one
+//! measured, and the CV model error. That is stated in every place the interval is
+//! explained, not hidden.
 
-use super::profile::MachineProfile;
+use super::profile::{MachineProfile, RunRefits};
 use super::{SimLength, SimWorkload, simulate};
 
 /// Replications per prediction: start orders `0, 1, 2`; the first is the point
@@ -241,23 +243,62 @@ pub fn quoted_error() -> QuotedError {
 /// What a profile's predictions are uncertain by.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProfileUncertainty {
-    /// The calibration's parameter spread (the seed box's, for every profile: see the
-    /// module doc).
+    /// The calibration's parameter spread: the profile's own refits over its runs, else
+    /// the seed box's (see the module doc).
     pub calibration: CalibrationSpread,
+    /// Whether `calibration` is the profile's own (refitted on its runs).
+    pub own_spread: bool,
     /// Log-scale sd of the model error (CV).
     pub model_sd: f64,
 }
 
 /// The uncertainty `sim` attaches to a profile's predictions: the model error of an
 /// unseen machine combined with the profile's own misfit to its calibration rows (zero for
-/// a profile fitted exactly on two rows, absent from one written by hand), and the seed
-/// box's calibration spread (see the module doc for why every profile is given it).
+/// a profile fitted exactly on two rows, absent from one written by hand), and the
+/// calibration spread of its own runs, or the seed box's when it has none (see the module
+/// doc).
 pub fn profile_uncertainty(profile: &MachineProfile) -> ProfileUncertainty {
     let misfit = profile.calibration_rms_ln.unwrap_or(0.0);
     ProfileUncertainty {
-        calibration: SEED_BOX_CALIBRATION,
+        calibration: profile
+            .calibration_runs
+            .as_ref()
+            .map_or(SEED_BOX_CALIBRATION, spread_of_refits),
+        own_spread: profile.calibration_runs.is_some(),
         model_sd: QUOTED.model_sd.hypot(misfit),
     }
+}
+
+/// A profile's own refits as the spread the replications move its costs by.
+pub fn spread_of_refits(r: &RunRefits) -> CalibrationSpread {
+    CalibrationSpread {
+        outside_ln: r.outside_se_ln,
+        handoff_ln: r.handoff_se_ln,
+        sign: if r.opposite { -1.0 } else { 1.0 },
+    }
+}
+
+/// The spread of fits of one profile's two costs on each run alone: the sample sd of the
+/// fitted logarithms over the runs divided by √runs (the standard error of the fit on
+/// the runs' mean), and whether they move in opposite directions. `None` for fewer than
+/// two fits.
+pub fn refit_spread(fits: &[MachineProfile]) -> Option<RunRefits> {
+    if fits.len() < 2 {
+        return None;
+    }
+    let n = fits.len() as f64;
+    let lo: Vec<f64> = fits.iter().map(|p| p.outside_ns.ln()).collect();
+    let lh: Vec<f64> = fits.iter().map(|p| p.handoff_local_ns.ln()).collect();
+    let (mo, mh) = (lo.iter().sum::<f64>() / n, lh.iter().sum::<f64>() / n);
+    let cov: f64 = lo.iter().zip(&lh).map(|(a, b)| (a - mo) * (b - mh)).sum();
+    let sd =
+        |l: &[f64], m: f64| (l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    Some(RunRefits {
+        runs: fits.len() as u32,
+        outside_se_ln: sd(&lo, mo) / n.sqrt(),
+        handoff_se_ln: sd(&lh, mh) / n.sqrt(),
+        opposite: cov < 0.0,
+    })
 }
 
 #[cfg(test)]
@@ -286,6 +327,44 @@ mod tests {
             (sd - (0.184f64 * 0.184 + 0.04).sqrt()).abs() < 1e-12,
             "{sd}"
         );
+    }
+
+    #[test]
+    fn refits_over_runs_give_the_standard_error_of_their_mean() {
+        // outside_ns 100, 110, 121: logs equally spaced by ln 1.1, so their sample sd is
+        // ln 1.1 and the standard error ln(1.1)/√3; the hand-off falling as outside_ns
+        // rises (400, 200, 100: sd ln 2) is the opposite direction.
+        let fits: Vec<MachineProfile> = [(100.0, 400.0), (110.0, 200.0), (121.0, 100.0)]
+            .iter()
+            .map(|&(o, h)| {
+                let mut p = MachineProfile::minimal("p", 4, 2);
+                p.outside_ns = o;
+                p.handoff_local_ns = h;
+                p
+            })
+            .collect();
+        let r = refit_spread(&fits).unwrap();
+        assert_eq!(r.runs, 3);
+        assert!(
+            (r.outside_se_ln - 1.1f64.ln() / 3f64.sqrt()).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert!(
+            (r.handoff_se_ln - 2f64.ln() / 3f64.sqrt()).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert!(r.opposite);
+        assert_eq!(refit_spread(&fits[..1]), None);
+        // A profile with runs carries its own spread; one without, the seed box's.
+        let mut p = fits[0].clone();
+        assert!(!profile_uncertainty(&p).own_spread);
+        assert_eq!(profile_uncertainty(&p).calibration, SEED_BOX_CALIBRATION);
+        p.calibration_runs = Some(r);
+        let u = profile_uncertainty(&p);
+        assert!(u.own_spread);
+        assert_eq!(u.calibration.outside_ln, r.outside_se_ln);
+        assert_eq!(u.calibration.handoff_ln, r.handoff_se_ln);
+        assert_eq!(u.calibration.sign, -1.0);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::sim::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, glo
 use crate::sim::hashcost::hash_cost;
 use crate::sim::profile::MachineProfile;
 use crate::sim::sweep::parallel_map;
-use crate::sim::uncertainty::{CalibrationSpread, log_sd};
+use crate::sim::uncertainty::{CalibrationSpread, refit_spread, spread_of_refits};
 use crate::sim::{Design, Mechanisms, SimLength, SimOp, simulate};
 use crate::workload::{PERF_FUTEXES, perf_keys_per_thread};
 use std::path::Path;
@@ -382,21 +382,7 @@ pub fn refit_on_runs(
             Mechanisms::default(),
         )?);
     }
-    let n = fits.len() as f64;
-    let o: Vec<f64> = fits.iter().map(|p| p.outside_ns).collect();
-    let h: Vec<f64> = fits.iter().map(|p| p.handoff_local_ns).collect();
-    let (lo, lh): (Vec<f64>, Vec<f64>) = (
-        o.iter().map(|x| x.ln()).collect(),
-        h.iter().map(|x| x.ln()).collect(),
-    );
-    let (mo, mh) = (lo.iter().sum::<f64>() / n, lh.iter().sum::<f64>() / n);
-    let cov: f64 = lo.iter().zip(&lh).map(|(a, b)| (a - mo) * (b - mh)).sum();
-    Ok((
-        CalibrationSpread {
-            outside_ln: log_sd(&o) / n.sqrt(),
-            handoff_ln: log_sd(&h) / n.sqrt(),
-            sign: if cov < 0.0 { -1.0 } else { 1.0 },
-        },
-        fits,
-    ))
+    let spread = refit_spread(&fits)
+        .ok_or_else(|| SimError::Data(format!("{TABLE_240_RUNS} must hold at least two runs")))?;
+    Ok((spread_of_refits(&spread), fits))
 }
