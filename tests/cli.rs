@@ -173,3 +173,50 @@ fn a_missing_subcommand_prints_the_subcommand_list() {
         assert!(!err.contains("error:"), "{args:?}: {err}");
     }
 }
+
+/// Every table of `--format table` output fits a mail's 100 columns (wider tables are
+/// split into several, each repeating the row labels); checked on the widest ones: every
+/// hasher side by side.
+#[test]
+fn tables_fit_in_100_columns() {
+    let runs: [&[&str]; 5] = [
+        &["list"],
+        &["hash", "--algo", "all", "private:0x1000:0x2000"],
+        &["dist", "--algo", "all", "--buckets", "16"],
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "240",
+            "-b",
+            "2",
+            "--algo",
+            "seed",
+        ],
+        &[
+            "bench", "-t", "1", "--algo", "all", "-b", "16", "-r", "0.05",
+        ],
+    ];
+    for args in runs {
+        let o = common::futexhash(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        let tables = out.lines().filter(|l| l.starts_with('+')).count();
+        assert!(tables >= 3, "{args:?}: no table in\n{out}");
+        for l in out
+            .lines()
+            .filter(|l| l.starts_with('+') || l.starts_with('|'))
+        {
+            assert!(
+                l.chars().count() <= 100,
+                "{args:?}: {} columns: {l}",
+                l.chars().count()
+            );
+        }
+    }
+}

@@ -77,6 +77,8 @@ fn sim_json_has_the_bench_fields_and_the_contention_curve() {
             r["ops_per_sec_hi"].as_f64().unwrap(),
         );
         assert!(lo > 0.0 && lo < ops && ops < hi, "{r}");
+        // The global hash it used: the kernel's roundup_pow_of_two(256 × 256 CPUs).
+        assert_eq!(r["global_buckets"], 65536, "{r}");
     }
     let rate = |b: u64| {
         recs.iter()
@@ -631,7 +633,21 @@ fn this_machine_profile_and_the_own_box_workflow() {
         &["--template", template.to_str().unwrap()],
         fitted.to_str().unwrap(),
     ));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // On a busy machine (CI shares two CPUs) the measured rows can be so noisy that they
+    // determine neither cost: then calibration must refuse, in one line saying so, and
+    // write nothing. Which branch runs depends on the load; each checks its contract.
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("the rows do not determine outside_ns"),
+            "{err}"
+        );
+        assert!(!fitted.exists());
+        eprintln!("note: this machine's rows were too noisy to fit (busy machine): {err}");
+        return;
+    }
     let fitted_text = std::fs::read_to_string(&fitted).unwrap();
     // The development VM's hash costs are not copied into the fitted profile.
     assert!(

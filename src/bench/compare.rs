@@ -35,7 +35,7 @@ use super::options::BenchError;
 use super::runner::{self, Backend, RunConfig, Worker};
 use crate::hashers::{Builtin, HashKey};
 use crate::key::FutexKey;
-use crate::render::{TextTable, fmt_grouped};
+use crate::render::{MAIL_WIDTH, TextTable, fmt_grouped};
 use crate::table::{
     Aligned, Geometry, GlobalTable, Layout, ModelSpec, ModelTable, Packed, Reduce, TableKind,
 };
@@ -195,7 +195,7 @@ impl Figures {
         }
         // Figure names and their descriptions are long: within 100 columns (a mail) the
         // table is printed as one block of fields per figure.
-        let mut s = t.render_records(100);
+        let mut s = t.render_records(MAIL_WIDTH);
         let share = self
             .figures
             .iter()

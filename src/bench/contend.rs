@@ -11,7 +11,7 @@ use super::options::{
 };
 use super::runner::{RunConfig, allowed_cpus};
 use crate::hashers::KeyHasher;
-use crate::render::{TextTable, fmt_grouped};
+use crate::render::{MAIL_WIDTH, TextTable, fmt_grouped};
 use crate::table::{ModelTable, TableKind};
 use crate::throughput::record::{BenchRecord, RecordMeta};
 use crate::throughput::{Layout as RecLayout, TableKind as RecTable};
@@ -192,7 +192,7 @@ pub fn render(records: &[BenchRecord]) -> String {
         }
         t.push(row);
     }
-    let mut s = t.render();
+    let mut s = t.render_within(MAIL_WIDTH, 4);
     s.push_str(if noisy {
         "victim: mean ops/sec per thread and latency of every operation; shared buckets: the \
          victim's buckets that the noisy process's futexes also hash to (model only)\n"

@@ -12,7 +12,7 @@ use crate::attack::records::{
 };
 use crate::bench::interrupt;
 use crate::hashers::HashKey;
-use crate::render::{Format, TextTable, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, output};
 use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
 use serde::Serialize;
 use std::time::Duration;
@@ -237,7 +237,7 @@ fn leak_table(records: &[LeakRecord]) -> String {
             format!("{:.2}", r.seconds),
         ]);
     }
-    t.render()
+    t.render_within(MAIL_WIDTH, 1)
 }
 
 pub(super) fn run(a: AttackArgs) -> Result<(), CliError> {
@@ -464,7 +464,7 @@ fn flood_table(records: &[FloodRecord]) -> String {
             },
         ]);
     }
-    t.render()
+    t.render_within(MAIL_WIDTH, 1)
 }
 
 #[derive(Debug, clap::Args)]
@@ -570,5 +570,5 @@ fn channel_table(records: &[ChannelRecord]) -> String {
                 .map_or("not separable".to_string(), |n| n.to_string()),
         ]);
     }
-    t.render()
+    t.render_within(MAIL_WIDTH, 1)
 }

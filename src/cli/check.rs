@@ -6,7 +6,7 @@ use super::{CliError, OutputArgs, args};
 use crate::check::{CheckOptions, CheckVerdict, check, read_vectors};
 use crate::hashers::HashKey;
 use crate::render::output::wrap_words;
-use crate::render::{Format, TextTable, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, output};
 use std::path::PathBuf;
 
 /// Widest line of the table output.
@@ -101,7 +101,7 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
                 count(CheckVerdict::Warn),
                 count(CheckVerdict::Fail),
                 count(CheckVerdict::Skip),
-                t.render(),
+                t.render_within(MAIL_WIDTH, 1),
                 if failed {
                     "verdict: UNFIT for futex_hash() (a check failed)"
                 } else {

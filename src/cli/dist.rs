@@ -5,7 +5,7 @@
 use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher};
 use crate::render::plot::line_plot_svg;
-use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::stats::weighted::{WeightedNull, sweep_weighted};
 use crate::stats::{
     DistRecord, ExpectationCache, FAIL_LOG2, Reduce, TESTS_PER_RECORD, Verdict, WARN_LOG2,
@@ -385,7 +385,7 @@ fn table(
             }
             t.push(row);
         }
-        out.push_str(&t.render());
+        out.push_str(&t.render_within(MAIL_WIDTH, 1));
     }
     let count = |v| records.iter().filter(|r| r.verdict == v).count();
     out.push_str(&format!(
@@ -480,7 +480,7 @@ fn run_diagnostics(a: &DistArgs, hashers: &[crate::hashers::SharedHasher]) -> Re
                 "# bit diagnostics over {} random private keys (seed {}): distinct values of h(k)^h(k^e_i); output-bit flip bias\n{}",
                 a.samples,
                 a.seed,
-                t.render()
+                t.render_within(MAIL_WIDTH, 1)
             )
         }
     };

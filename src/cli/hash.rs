@@ -17,7 +17,7 @@ use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher, SharedHasher};
 use crate::key::{FutexKey, NO_NODE};
 use crate::reduce::Reduce;
-use crate::render::{Format, TextTable, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, output};
 use crate::table::{Geometry, MAX_NODES};
 use serde::Serialize;
 use std::io::BufRead;
@@ -275,5 +275,5 @@ fn one_table(
         }
         t.push(cells);
     }
-    t.render()
+    t.render_within(MAIL_WIDTH, 1)
 }

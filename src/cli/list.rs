@@ -2,7 +2,7 @@
 
 use super::{CliError, OutputArgs};
 use crate::hashers::{HashKey, KeyHasher, all_builtins};
-use crate::render::{Format, TextTable, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, output};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
@@ -51,7 +51,7 @@ pub(super) fn run(args: ListArgs) -> Result<(), CliError> {
                     r.source.into(),
                 ]);
             }
-            t.render()
+            t.render_within(MAIL_WIDTH, 1)
         }
     };
     args.out.emit(&text)

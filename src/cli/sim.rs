@@ -10,7 +10,7 @@ use super::sim_validate::ValidateArgs;
 use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
 use crate::render::plot::line_plot_svg;
-use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::sim::calibrate::global_hash_size;
 use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
@@ -557,7 +557,7 @@ fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
     };
     let mut s = format!(
         "\n# 80 % prediction interval of each rate (run to run; calibration spread of {spread}; model error as measured by sim validate --cv)\n{}",
-        t.render()
+        t.render_within(MAIL_WIDTH, 2)
     );
     if algos.len() > 1 {
         let mut head = vec!["threads".to_string(), "buckets".to_string()];
@@ -586,7 +586,7 @@ fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
         s.push_str(&format!(
             "\n# ratio to {} at the same threads and size, with its 80 % interval from the replications (common random numbers; the model error is taken to cancel): \"not told apart\" when it holds 1\n{}",
             algos[0],
-            t.render()
+            t.render_within(MAIL_WIDTH, 2)
         ));
     }
     s
@@ -634,6 +634,7 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
             "threads_per_cpu",
             "ops_per_sec_lo",
             "ops_per_sec_hi",
+            "global_buckets",
         ]
         .map(String::from),
     );
@@ -652,6 +653,7 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
             r.threads_per_cpu.to_string(),
             r.ops_per_sec_lo.to_string(),
             r.ops_per_sec_hi.to_string(),
+            r.global_buckets.to_string(),
         ]);
         w.write_record(&cells).map_err(rt)?;
     }

@@ -280,6 +280,7 @@ mod tests {
             threads_per_cpu: 1.0,
             ops_per_sec_lo: f64::NAN,
             ops_per_sec_hi: f64::NAN,
+            global_buckets: 65536,
             replications: vec![rate],
         }
     }

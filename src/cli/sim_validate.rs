@@ -4,7 +4,7 @@
 
 use super::sim_args::{LengthArgs, resolve_profile};
 use super::{CliError, OutputArgs};
-use crate::render::{Format, TextTable, fmt_grouped, output};
+use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
 use crate::sim::validate::{
     CV_TABLES, CrossValidation, NEW_BOXES, TABLE_A734, cv_stats, machine_model_sd, validate_cv,
@@ -300,7 +300,10 @@ fn cv_table(cv: &CrossValidation) -> String {
                 .into(),
             ]);
         }
-        s.push_str(&format!("\n{t} (held out):\n{}", tt.render()));
+        s.push_str(&format!(
+            "\n{t} (held out):\n{}",
+            tt.render_within(MAIL_WIDTH, 1)
+        ));
     }
     s.push('\n');
     s.push_str(&cv_summary(cv));
@@ -439,7 +442,7 @@ fn validation_tables(profile: &MachineProfile, rows: &[ValidationRow]) -> String
             }
             t.push(row);
         }
-        s.push_str(&t.render());
+        s.push_str(&t.render_within(MAIL_WIDTH, 1));
     }
     s
 }

@@ -5,4 +5,4 @@
 pub mod output;
 pub mod plot;
 
-pub use output::{Format, TextTable, fmt_grouped, write_atomic};
+pub use output::{Format, MAIL_WIDTH, TextTable, fmt_grouped, write_atomic};

@@ -77,6 +77,10 @@ pub fn wrap_comment(line: &str, width: usize) -> String {
         .collect()
 }
 
+/// The widest line a table may have: a mail's 100 columns, so that output pastes into a
+/// mailing-list post unwrapped ([`TextTable::render_within`] splits wider tables).
+pub const MAIL_WIDTH: usize = 100;
+
 /// A text table with right-aligned cells, drawn like the tables of the seed threads.
 #[derive(Clone, Debug, Default)]
 pub struct TextTable {

@@ -140,6 +140,9 @@ pub struct SimRecord {
     pub ops_per_sec_lo: f64,
     /// Upper end of the 80 % prediction interval of `ops_per_sec`.
     pub ops_per_sec_hi: f64,
+    /// Buckets of the global hash the simulation used (`buckets = 0`), all node tables
+    /// together ([`SimOptions::global_buckets`], else `roundup_pow_of_two(256 × CPUs)`).
+    pub global_buckets: u64,
     /// The replications' rates (start orders 0, 1, 2 with the calibration's spread; the
     /// first is `ops_per_sec`): what a comparison of two records of one run uses
     /// ([`super::uncertainty::ratio`]).
@@ -399,6 +402,7 @@ pub fn run_sweep_until(
             threads_per_cpu: threads as f64 / cpus.len() as f64,
             ops_per_sec_lo: lo,
             ops_per_sec_hi: hi_rate,
+            global_buckets: global,
             replications: rates,
         })
     });

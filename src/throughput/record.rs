@@ -4,7 +4,7 @@
 
 use super::outcome::{RunOutcome, Workload};
 use super::stats::ThroughputStats;
-use crate::render::{TextTable, fmt_grouped};
+use crate::render::{MAIL_WIDTH, TextTable, fmt_grouped};
 use serde::Serialize;
 
 /// Which implementation produced a record (the `backend` field of docs/cli.md).
@@ -378,7 +378,7 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
         }
         t.push(row);
     }
-    let mut out = t.render();
+    let mut out = t.render_within(MAIL_WIDTH, if many_threads { 2 } else { 1 });
     // The marked cells, each once: the figure reflects the key layout, not the hash.
     let mut notes: Vec<String> = Vec::new();
     for r in records.iter().filter(|r| !r.warning.is_empty()) {

@@ -54,7 +54,7 @@ use std::path::PathBuf;
 pub const NEAR_GLOBAL: f64 = 0.05;
 
 /// Widest table in the report (a mail's line).
-pub const MAX_WIDTH: usize = 100;
+pub const MAX_WIDTH: usize = crate::render::MAIL_WIDTH;
 
 /// One answered question.
 #[derive(Clone, Debug, Default)]
