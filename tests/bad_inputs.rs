@@ -396,3 +396,47 @@ fn implausible_bucket_sizes_are_refused_and_real_ones_simulated() {
         assert_eq!(v[0]["bucket_bytes"], good, "{v}");
     }
 }
+
+/// `bench --table private -b 0` ran the global hash under a private-table request: per
+/// docs/cli.md `-b 0` is the global hash, so naming a private table and 0 slots at once
+/// contradicts itself and is refused (exit 2, one line naming `-b 0` and `--table
+/// private`), in a list too. Without `--table` (the default table kind) and with
+/// `--table global`, `-b 0` stays the global hash.
+#[test]
+fn a_private_table_of_zero_slots_is_refused() {
+    for b in ["0", "0,16", "16,0"] {
+        let args: Vec<String> = [
+            "bench", "--table", "private", "-b", b, "-t", "1", "-r", "0.05",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-b {b}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "-b {b}: {err}");
+        assert!(
+            err.contains("-b 0") && err.contains("--table private") && err.contains("global"),
+            "-b {b}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "-b {b}");
+    }
+    for table in [&[][..], &["--table", "global"][..]] {
+        let mut args: Vec<String> = [
+            "bench", "-b", "0", "-t", "1", "-r", "0.05", "--format", "json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(table.iter().map(|s| s.to_string()));
+        let o = run(&args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v[0]["table"], "global", "{args:?}: {v}");
+        assert_eq!(v[0]["buckets"], 0, "{args:?}: {v}");
+    }
+}
