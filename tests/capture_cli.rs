@@ -707,3 +707,41 @@ fn keys_of_a_truncated_capture_print_the_workload_note() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `capture -o /dev/full` traced the whole command and only then failed to write, exit 1,
+/// where every other writer refuses an output that takes no bytes with exit 2 (docs/cli.md:
+/// an unwritable output path is bad input). The output is now opened and probed before
+/// anything starts: exit 2, one line naming the path and the reason, and the command never
+/// runs (its marker file is not made). Runs everywhere: it stops before bpftrace is needed.
+#[test]
+fn a_full_device_as_output_is_refused_before_the_command_starts() {
+    let dir = scratch("full");
+    // A private copy of the full device (major 1, minor 7) where this process may make one.
+    let copy = dir.join("full");
+    let c = std::ffi::CString::new(copy.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path; mknod(2) only reads it.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) };
+    let full = if made == 0 {
+        copy
+    } else {
+        PathBuf::from("/dev/full")
+    };
+    let marker = dir.join("started");
+    let out = common::futexhash(&[
+        "capture",
+        "-o",
+        full.to_str().unwrap(),
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("'{}'", full.display())) && err.contains("No space left on device"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the command ran: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

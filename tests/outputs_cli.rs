@@ -570,3 +570,151 @@ fn output_and_plot_naming_one_file_are_refused() {
     assert_eq!(names(&dir), ["d.csv", "d.svg"]);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A FIFO made in `dir`.
+fn fifo_in(dir: &Path, name: &str) -> PathBuf {
+    let fifo = dir.join(name);
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path; mkfifo(3) only reads it.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    fifo
+}
+
+/// Runs futexhash with `args`, killing it (and failing) if it has not ended within
+/// `limit`: a blocked open must fail the test, not hang it.
+fn run_at_most(args: &[&std::ffi::OsStr], limit: std::time::Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run futexhash");
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?} still running after {limit:?} (blocked): {}",
+                stderr(&o)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `--output FIFO` with nobody reading it blocked forever in open(2). It is refused at
+/// once instead: exit 2, one line naming the FIFO and that nothing reads it, for the
+/// writers that check their output first and for one that does not (`report`'s files
+/// are in a directory, so `hash`, `keys` and `bench --plot` stand for them all).
+#[test]
+fn a_fifo_without_a_reader_is_refused_at_once() {
+    let dir = tmpdir("fifo-no-reader");
+    let fifo = fifo_in(&dir, "out.fifo");
+    let f = fifo.as_os_str();
+    let s = std::ffi::OsStr::new;
+    let runs: [Vec<&std::ffi::OsStr>; 3] = [
+        vec![
+            s("hash"),
+            s("--algo"),
+            s("jhash2"),
+            s("--output"),
+            f,
+            s("private:1:0x1000"),
+        ],
+        vec![
+            s("keys"),
+            s("--workload"),
+            s("perf"),
+            s("--keys"),
+            s("10"),
+            s("--output"),
+            f,
+        ],
+        vec![
+            s("bench"),
+            s("-t"),
+            s("1"),
+            s("-r"),
+            s("0.05"),
+            s("--output"),
+            s("/dev/null"),
+            s("--plot"),
+            f,
+        ],
+    ];
+    for args in runs {
+        let o = run_at_most(&args, std::time::Duration::from_secs(30));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.contains(": warning: ")).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(
+            lines[0].contains(&format!("'{}'", fifo.display())) && lines[0].contains("reading"),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    assert_eq!(names(&dir), ["out.fifo"]);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// With a reader that opened the FIFO for reading only (as `cat FIFO` does), the whole
+/// output arrives and then the end of the data: the early open that tells "no reader"
+/// apart must neither lose bytes nor end the data before them.
+#[test]
+fn a_fifo_with_a_reader_gets_the_whole_output_then_its_end() {
+    let dir = tmpdir("fifo-reader");
+    let fifo = fifo_in(&dir, "out.fifo");
+    // Non-blocking so that this open does not wait for the writer; the bytes (far less
+    // than a pipe's 64 KiB) wait in the FIFO until read after futexhash has exited.
+    let mut reader = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let o = run_at_most(
+        &["hash", "--algo", "jhash2", "--format", "csv", "--output"]
+            .map(std::ffi::OsStr::new)
+            .iter()
+            .copied()
+            .chain([fifo.as_os_str(), std::ffi::OsStr::new("private:1:0x1000")])
+            .collect::<Vec<_>>(),
+        std::time::Duration::from_secs(30),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut got = Vec::new();
+    // Every writer has closed: the data, then 0 (the end), never "would block".
+    reader.read_to_end(&mut got).unwrap();
+    assert_eq!(got, expected());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `--output /proc/PID/fd/N` naming another process's descriptor opened the file anew at
+/// offset 0 and wrote over what that process had written. It is now opened for appending
+/// (docs/cli.md): what was there stays, the output follows it. The other process is this
+/// test, holding the file open for writing as a shell's `>` would.
+#[test]
+fn another_process_s_descriptor_is_appended_to_never_overwritten() {
+    let dir = tmpdir("other-fd");
+    let log = dir.join("log");
+    let before = "a line the other process wrote, longer than one hash record\n";
+    fs::write(&log, before).unwrap();
+    let held = fs::OpenOptions::new().write(true).open(&log).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&held);
+    let path = PathBuf::from(format!("/proc/{}/fd/{fd}", std::process::id()));
+    let o = hash_into(&path);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = format!("{before}{}", String::from_utf8(expected()).unwrap());
+    assert_eq!(fs::read_to_string(&log).unwrap(), want);
+    assert!(fs::symlink_metadata(&log).unwrap().is_file());
+    assert_eq!(names(&dir), ["log"]);
+    drop(held);
+    let _ = fs::remove_dir_all(&dir);
+}

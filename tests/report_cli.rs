@@ -391,3 +391,85 @@ fn an_interrupted_report_leaves_no_plots_without_report_md() {
     }
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+/// The simulator's out-of-sample error was quoted "20.2 %" in the captions
+/// (`SimError::provenance`) and "20 %" in the decisions and answers, two figures for one
+/// number. Every sentence now quotes it alike, with one decimal. An error of 0.2019 is
+/// 20.19 %: "20.2 %" to one decimal, where the old whole-number form gave "20 %".
+#[test]
+fn the_model_error_is_quoted_alike_in_decisions_and_captions() {
+    use futexhash::report::answers::{
+        NumaFigure, ProfileTrust, Seed003Ratio, SlotCurve, SlotPoint, alignment_decision,
+        default_slots_decision, max_slots_decision, numa_decision, relative,
+    };
+    use futexhash::report::context::SimError;
+    let tol = 0.2019;
+    let want = "20.2 %";
+    let err = SimError {
+        value: tol,
+        median_log: 0.1,
+        p90_log: 0.3,
+        coverage: 0.8,
+        rows: 40,
+        new_box_median_log: 0.1,
+        new_box_p90_log: 0.3,
+        new_box_coverage: 0.8,
+        new_box_rows: 8,
+        kind: "out-of-sample error",
+        in_sample: 0.1,
+    };
+    assert_eq!(err.pct(), want);
+    assert!(err.provenance().contains(want), "{}", err.provenance());
+    let point = |slots, ops| SlotPoint {
+        slots,
+        ops,
+        p99_ns: 1000.0,
+    };
+    // Within 5 % of the global hash from 128 slots; no size beyond 128 is 20.19 % faster.
+    let curve = SlotCurve {
+        profile: "box".into(),
+        threads: 8,
+        global: point(0, 1000.0),
+        private: vec![
+            point(2, 300.0),
+            point(16, 600.0),
+            point(128, 990.0),
+            point(1024, 1000.0),
+        ],
+    };
+    let trust = ProfileTrust {
+        label: "box".into(),
+        calibrated: true,
+        published_box: None,
+        exam: None,
+    };
+    let numa = [NumaFigure {
+        profile: "box".into(),
+        nodes: 2,
+        contenders: 8,
+        separated: 1500.0,
+        forced: 1000.0,
+        seed_machine: false,
+    }];
+    let seed = [Seed003Ratio {
+        threads: 80,
+        published_aligned: 1.5,
+        simulated_aligned: 1.4,
+        published_large: 1.1,
+        simulated_large: 1.1,
+        fitted: false,
+    }];
+    let decisions = [
+        default_slots_decision(&curve, 8, tol),
+        max_slots_decision(&curve, tol),
+        alignment_decision(&seed, None, tol),
+        numa_decision(&numa, tol, &trust, &trust),
+    ];
+    for d in &decisions {
+        let text = format!("{} {}", d.evidence, d.would_change_if);
+        assert!(text.contains(want), "{}: {text}", d.decision);
+        assert!(!text.contains(" 20 %"), "{}: {text}", d.decision);
+    }
+    let close = relative(995.0, 1000.0, tol, "the global hash");
+    assert_eq!(close, format!("matches the global hash within ±{want}"));
+}

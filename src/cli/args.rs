@@ -45,11 +45,12 @@ impl OutputArgs {
 /// directory, its directory exists, and a file can really be created there (a probe file
 /// is created and removed: only that tells a read-only or virtual file system such as
 /// `/proc` from a writable one). Symlinks are followed first, so the probe is made beside
-/// the file that will be replaced; an existing device or FIFO (written in place, see
-/// [`crate::render::output::resolve_output`]) is only checked for write permission: it is
-/// neither opened (a FIFO's reader would see the probe's close as the end of the data)
-/// nor replaced. `what` names the flag in the message; for `"plot"` the name must also
-/// say SVG ([`check_plot_name`]).
+/// the file that will be replaced; an existing device or FIFO, or another process's
+/// `/proc/PID/fd/N` (written in place, see [`crate::render::output::resolve_output`]), is
+/// opened now and held open for the write ([`crate::render::output::prepare`]): a FIFO
+/// without a reader, a device that refuses bytes (`/dev/full`) or one this user may not
+/// write is refused here, before the work, and never replaced. `what` names the flag in
+/// the message; for `"plot"` the name must also say SVG ([`check_plot_name`]).
 pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
     if what == "plot" {
         check_plot_name(path)?;
@@ -73,19 +74,17 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         OutputTarget::Descriptor { fd, .. } => {
             return output::descriptor_writable(fd).map_err(fail);
         }
-        OutputTarget::InPlace(p) => {
-            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
-                .map_err(|_| fail("the path contains a NUL byte".to_string()))?;
-            // SAFETY: `c` is a NUL-terminated path that outlives the call; access(2) only
-            // reads it.
-            if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-                return Err(fail(format!(
-                    "no permission to write '{}': {}",
-                    p.display(),
-                    std::io::Error::last_os_error()
-                )));
-            }
-            return Ok(());
+        // Opened now and held open for the write ([`output::prepare`]): a FIFO nobody
+        // reads, a device that takes no bytes (`/dev/full`) or one this user may not
+        // write is refused before the work, and nothing waits.
+        OutputTarget::InPlace(_) | OutputTarget::Foreign(_) => {
+            return output::prepare(&target).map_err(|e| match e.kind() {
+                std::io::ErrorKind::PermissionDenied => fail(format!(
+                    "no permission to write '{}': {e}",
+                    target.path().display()
+                )),
+                _ => fail(e.to_string()),
+            });
         }
         OutputTarget::Replace(p) => p,
     };

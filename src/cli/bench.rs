@@ -85,7 +85,8 @@ pub(super) struct BenchArgs {
     #[arg(short = 's', long)]
     silent: bool,
     /// Hash buckets (kernel: private hash slots), list or range for a sweep; 0 = the
-    /// global hash [kernel default: the kernel's automatic sizing].
+    /// global hash (so not with an explicit --table private) [kernel default: the
+    /// kernel's automatic sizing].
     #[arg(short = 'b', long, value_name = "LIST", allow_hyphen_values = true)]
     buckets: Option<String>,
     /// Lock all current and future memory (mlockall).
@@ -303,6 +304,22 @@ fn model_options(args: &BenchArgs, backends: &[BackendChoice]) -> Result<ModelOp
     })
 }
 
+/// `--table private` with a 0 in `-b`: 0 slots is the global hash (docs/cli.md, as perf's
+/// `-b 0`), so the pair asks for a private table and for none at once; refused rather than
+/// silently run as the global hash. Without `--table` (private is only its default) a 0
+/// in `-b` stays the global hash, the baseline of a sweep.
+fn check_private_slots(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
+    let zero = plan.buckets.as_ref().is_some_and(|b| b.contains(&0));
+    if zero && args.table == Some(TableKind::Private) {
+        return Err(CliError::usage(
+            "-b 0 is the global hash, not a private table, so it contradicts --table private; \
+             leave out --table (its default is private, and -b 0 then runs the global hash as \
+             perf does) or use --table global",
+        ));
+    }
+    Ok(())
+}
+
 fn warn(msg: &str) {
     eprintln!("futexhash: warning: {msg}");
 }
@@ -328,6 +345,7 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     let backends = parse_backends(args.backend.as_deref().unwrap_or("model"))?;
     let model = model_options(&args, &backends)?;
+    check_private_slots(&args, &plan)?;
     if args.compare {
         return run_compare(&args, &plan);
     }

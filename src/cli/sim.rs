@@ -158,7 +158,7 @@ struct SimRunArgs {
     /// Bucket layout [default: aligned, or the preset's].
     #[arg(long, value_enum)]
     layout: Option<LayoutArg>,
-    /// Bytes per bucket (overrides --layout).
+    /// Bytes per bucket (overrides --layout): a multiple of 8 from 16 to 4096.
     #[arg(long, value_name = "N", value_parser = args::number)]
     bucket_bytes: Option<u64>,
     /// Bucket lock kind [default: queued, or the preset's].
@@ -261,6 +261,29 @@ fn kernel_list(a: &SimRunArgs) -> Result<Vec<Option<Kernel>>, CliError> {
     }
 }
 
+/// Smallest `--bucket-bytes`: a lock word, its padding and a one-pointer list head on a
+/// 64-bit kernel (4 + 4 + 8); every `struct futex_hash_bucket` so far has been 24 bytes
+/// or more (3.12: `spinlock_t` 4 + padding 4 + `plist_head` 16; 3.13 on: `atomic_t
+/// waiters` in the padding; larger with lock debugging).
+const MIN_BUCKET_BYTES: u64 = 16;
+/// Largest `--bucket-bytes`: a page.
+const MAX_BUCKET_BYTES: u64 = 4096;
+
+/// `--bucket-bytes N`: the size of a `struct futex_hash_bucket`, so a multiple of 8 (it
+/// holds pointers, 8-byte aligned on the 64-bit machines the profiles describe) from
+/// [`MIN_BUCKET_BYTES`] to [`MAX_BUCKET_BYTES`]; anything else is no bucket a kernel
+/// could have.
+fn bucket_bytes(b: u64) -> Result<u32, CliError> {
+    if (MIN_BUCKET_BYTES..=MAX_BUCKET_BYTES).contains(&b) && b % 8 == 0 {
+        return Ok(b as u32);
+    }
+    Err(CliError::Usage(format!(
+        "--bucket-bytes '{b}' is no futex_hash_bucket size: a multiple of 8 from \
+         {MIN_BUCKET_BYTES} (a lock and a list head on 64-bit) to {MAX_BUCKET_BYTES} \
+         (a page), e.g. 24 (3.12's packed bucket) or 64 (one cache line)"
+    )))
+}
+
 /// `base` with the explicit layout, bucket-size, lock and refcount flags applied, checked
 /// against the profile.
 fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result<Design, CliError> {
@@ -272,12 +295,7 @@ fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result
         };
     }
     if let Some(b) = a.bucket_bytes {
-        if !(1..=4096).contains(&b) {
-            return Err(CliError::Usage(format!(
-                "--bucket-bytes {b} must be 1..=4096"
-            )));
-        }
-        design.bucket_bytes = b as u32;
+        design.bucket_bytes = bucket_bytes(b)?;
     }
     if let Some(l) = a.lock {
         design.lock = match l {

@@ -1,13 +1,14 @@
 //! Output formats shared by every subcommand (docs/cli.md, "Conventions"):
 //! `table` (the mailing-list `+-----+` table), `csv` and `json` (one array of flat records),
-//! written to stdout or atomically to a file (a device or FIFO in place, `/dev/stdout`
+//! written to stdout or atomically to a file (a device or FIFO in place, never waiting
+//! for a FIFO's reader; another process's `/proc/PID/fd/N` appended to; `/dev/stdout`
 //! and this process's other descriptors through the descriptor itself; a symlink followed
 //! and its target replaced, never the link; a replaced file keeps its mode).
 
 use serde::Serialize;
 use std::io::{self, Write};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// An output format (`--format`).
@@ -301,11 +302,18 @@ pub enum OutputTarget {
     /// A regular file, or nothing yet: replaced whole through a temporary file beside
     /// this path (the end of any symlink chain, so the link itself stays a link).
     Replace(PathBuf),
-    /// An existing file that is not a regular one (character device, FIFO, socket, another
-    /// process's `/proc/PID/fd/N`): opened for writing and written in place. Renaming over
-    /// it would put a regular file where the device or FIFO was: as root, `--output
-    /// /dev/null` would replace the system's null device.
+    /// An existing file that is not a regular one (character device, FIFO, socket):
+    /// opened for writing ([`prepare`]) and written in place. Renaming over it would put a
+    /// regular file where the device or FIFO was: as root, `--output /dev/null` would
+    /// replace the system's null device.
     InPlace(PathBuf),
+    /// Another process's open file: `/proc/PID/fd/N` with a PID not ours (any link in a
+    /// `/proc` directory names an open file rather than a path). Written in place like
+    /// [`OutputTarget::InPlace`], but opened with `O_APPEND`: a new open of a regular file
+    /// starts at offset 0, and would write over what that process had written; appended,
+    /// what is there stays and the output follows it. (That process's own offset does not
+    /// move, so what it writes next may still land over the output: that is its doing.)
+    Foreign(PathBuf),
     /// One of this process's own open descriptors (`/dev/stdout`, `/dev/stderr`,
     /// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/PID/fd/N` with our PID): written through
     /// that descriptor. Opening the path instead would make a new open file description
@@ -325,6 +333,7 @@ impl OutputTarget {
         match self {
             OutputTarget::Replace(p)
             | OutputTarget::InPlace(p)
+            | OutputTarget::Foreign(p)
             | OutputTarget::Descriptor { path: p, .. } => p,
         }
     }
@@ -387,8 +396,8 @@ fn is_own_fd_dir(dir: &Path) -> bool {
 /// the output will be written into. A path that names one of this process's descriptors
 /// ([`own_descriptor`]), as given or at any link of the chain, is that descriptor. Any
 /// other link whose directory is in `/proc` (another process's `/proc/PID/fd/N`) names an
-/// open file rather than a path and is written in place. A directory is an
-/// `IsADirectory` error.
+/// open file rather than a path and is appended to in place ([`OutputTarget::Foreign`]).
+/// A directory is an `IsADirectory` error.
 pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
@@ -404,7 +413,7 @@ pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
         if ft.is_symlink() {
             let dir = parent_dir(&p);
             if std::fs::canonicalize(dir).is_ok_and(|d| d.starts_with("/proc")) {
-                return Ok(OutputTarget::InPlace(p));
+                return Ok(OutputTarget::Foreign(p));
             }
             let to = std::fs::read_link(&p)?;
             p = if to.is_absolute() { to } else { dir.join(to) };
@@ -420,6 +429,124 @@ pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
         }
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// An in-place output opened before the work ([`prepare`]), held open until the process
+/// ends, and found again by the file it is (device and inode number).
+struct HeldOutput {
+    dev: u64,
+    ino: u64,
+    file: std::fs::File,
+}
+
+/// Every in-place output [`prepare`] opened. Holding them open is what makes the early
+/// open harmless: a FIFO's reader would take the close of a probe for the end of the data
+/// (`cat FIFO` would end before a byte arrived), and a device whose close acts (a tape
+/// that rewinds) would act twice. They close when the process exits.
+static HELD: std::sync::Mutex<Vec<HeldOutput>> = std::sync::Mutex::new(Vec::new());
+
+fn held() -> std::sync::MutexGuard<'static, Vec<HeldOutput>> {
+    // A panic elsewhere while holding the lock leaves the list itself intact.
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The device and inode number of what `path` leads to (following links, `/proc` ones
+/// too).
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Opens the in-place output `path` for writing without ever waiting, and tells now
+/// whether it takes bytes:
+/// - `O_NONBLOCK` for the open only: a FIFO that no process has open for reading is
+///   `ENXIO` at once (a blocking open would wait for a reader forever), said in words;
+///   a device whose open waits (a serial line's carrier) does not wait. It is cleared
+///   once open, so that the writes wait for a slow reader rather than fail with `EAGAIN`.
+/// - `append` ([`OutputTarget::Foreign`]): `O_APPEND`.
+/// - No `O_CREAT`: had the device or FIFO gone meanwhile, no regular file appears in its
+///   place.
+/// - A write of no bytes: a device that refuses every byte (`/dev/full`: `ENOSPC`) says
+///   so before the work rather than after it; every other file takes it as nothing.
+fn open_in_place(path: &Path, append: bool) -> io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let file = match std::fs::OpenOptions::new()
+        .write(true)
+        .append(append)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENXIO)
+                && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) =>
+        {
+            return Err(io::Error::other(
+                "no process has this FIFO open for reading (writing would wait for one \
+                 forever); start its reader first",
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL only read and set the status flags of `fd`, which `file`
+    // owns and keeps open for these calls.
+    let cleared = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !cleared {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a write of 0 bytes from a valid (dangling but non-null, never read)
+    // pointer to the open descriptor `fd`; nothing is read from or written to memory.
+    if unsafe { libc::write(fd, [0u8; 0].as_ptr().cast(), 0) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(e);
+        }
+    }
+    Ok(file)
+}
+
+/// Opens an in-place output ([`OutputTarget::InPlace`], [`OutputTarget::Foreign`]) before
+/// the work, so that what would make the write fail or wait (a FIFO without a reader, a
+/// device that takes no bytes, no permission) is told up front, and keeps it open for
+/// [`write_atomic`] ([`open_in_place`], [`HELD`]). Other targets: nothing to open.
+pub fn prepare(target: &OutputTarget) -> io::Result<()> {
+    let (path, append) = match target {
+        OutputTarget::InPlace(p) => (p, false),
+        OutputTarget::Foreign(p) => (p, true),
+        OutputTarget::Replace(_) | OutputTarget::Descriptor { .. } => return Ok(()),
+    };
+    let mut list = held();
+    if file_id(path).is_some_and(|id| list.iter().any(|h| (h.dev, h.ino) == id)) {
+        return Ok(());
+    }
+    let file = open_in_place(path, append)?;
+    let m = file.metadata()?;
+    list.push(HeldOutput {
+        dev: m.dev(),
+        ino: m.ino(),
+        file,
+    });
+    Ok(())
+}
+
+/// Writes `content` in place into `path`: through the file [`prepare`] opened for it, or
+/// else opened now ([`open_in_place`]).
+fn write_in_place(path: &Path, append: bool, content: &[u8]) -> io::Result<()> {
+    {
+        let list = held();
+        if let Some(id) = file_id(path)
+            && let Some(h) = list.iter().find(|h| (h.dev, h.ino) == id)
+        {
+            let mut f = &h.file;
+            return ignore_closed_reader(f.write_all(content).and_then(|_| f.flush()));
+        }
+    }
+    let mut f = open_in_place(path, append)?;
+    ignore_closed_reader(f.write_all(content).and_then(|_| f.flush()))
 }
 
 /// Whether this process's descriptor `fd` is open for writing; the reason it is not, in
@@ -480,8 +607,10 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// Writes `content` to `path` whole or not at all, the one way every user-named output is
 /// written ([`resolve_output`]): a regular file (or a symlink's regular target) is
 /// replaced by a temporary file beside it, flushed and synced, then renamed over it; a
-/// device, FIFO or another process's descriptor is opened and written in place, and one
-/// of this process's own descriptors (`/dev/stdout`) written through, never replaced.
+/// device or FIFO is opened (or was, by [`prepare`]) and written in place, another
+/// process's descriptor appended to in place, and one of this process's own descriptors
+/// (`/dev/stdout`) written through, never replaced. Opening never waits: a FIFO without
+/// a reader is an error at once ([`open_in_place`]).
 /// `None` writes to stdout.
 ///
 /// A replaced file keeps its permission bits (and, where the process may, its owner and
@@ -493,12 +622,9 @@ pub fn write_atomic(path: Option<&Path>, content: &[u8]) -> io::Result<()> {
     };
     let target = match resolve_output(path)? {
         OutputTarget::Descriptor { fd, .. } => return write_descriptor(fd, content),
-        OutputTarget::InPlace(p) => {
-            // No O_CREAT: had the device or FIFO gone meanwhile, no regular file appears
-            // in its place. No fsync: devices and FIFOs refuse it (EINVAL).
-            let mut f = std::fs::OpenOptions::new().write(true).open(&p)?;
-            return ignore_closed_reader(f.write_all(content).and_then(|_| f.flush()));
-        }
+        // No fsync: devices and FIFOs refuse it (EINVAL).
+        OutputTarget::InPlace(p) => return write_in_place(&p, false, content),
+        OutputTarget::Foreign(p) => return write_in_place(&p, true, content),
         OutputTarget::Replace(p) => p,
     };
     let dir = parent_dir(&target);

@@ -199,6 +199,13 @@ impl Context {
     }
 }
 
+/// The simulator's error `value` (0.202 = 20.2 %) as every sentence of the report quotes
+/// it, captions and decisions alike: in percent with one decimal, "20.2 %". One function,
+/// so that no two sentences round the same figure differently.
+pub fn error_pct(value: f64) -> String {
+    format!("{:.1} %", value * 100.0)
+}
+
 /// The simulator's quoted error and where it comes from: the out-of-sample figures of
 /// leave-one-table-out cross-validation (`sim validate --cv`, stored as
 /// [`crate::sim::uncertainty::QUOTED`] and recomputed by the test suite), not the fit to
@@ -256,9 +263,9 @@ impl SimError {
         }
     }
 
-    /// "20.2 %".
+    /// "20.2 %" ([`error_pct`]).
     pub fn pct(&self) -> String {
-        format!("{:.1} %", self.value * 100.0)
+        error_pct(self.value)
     }
 
     /// The figure with its provenance, for captions.

@@ -226,7 +226,7 @@ pub fn alignment_sentence(
                 seed.last().map_or(0, |r| r.threads),
                 r.simulated_aligned,
                 against(r.simulated_aligned, r.published_aligned, tol),
-                pct(tol),
+                error_pct(tol),
                 if crate::report::spread::differs(r.simulated_aligned, 1.0, tol) {
                     "are told apart"
                 } else {

@@ -10,7 +10,7 @@
 //! its error, `medium` when it exceeds it, `low` otherwise (the alternatives are not told
 //! apart) or when there is no figure to decide on.
 
-use super::shared::{pct, policy_slots};
+use super::shared::{error_pct, pct, policy_slots};
 use super::*;
 use serde::Serialize;
 
@@ -286,7 +286,7 @@ pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
                     "the simulator's {} out-of-sample error were known to be smaller than the {} step \
                      from the next smaller size, or the target machine's own curve put a \
                      smaller size within {} of the global hash",
-                    pct(tol),
+                    error_pct(tol),
                     pct(gap),
                     pct(NEAR_GLOBAL)
                 ),
@@ -347,7 +347,7 @@ pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
              slots by more than the {} out-of-sample error; {step}.",
             c.profile,
             c.threads,
-            pct(tol)
+            error_pct(tol)
         ),
         Some(d) => format!(
             "On {} at {} threads (simulated), throughput stops rising beyond the {} \
@@ -356,7 +356,7 @@ pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
              hash); the upper limit is never below the default, so it is {d}; {step}.",
             c.profile,
             c.threads,
-            pct(tol),
+            error_pct(tol),
             pct(NEAR_GLOBAL)
         ),
     };
@@ -444,7 +444,7 @@ pub fn alignment_decision(
             r.threads,
             r.published_aligned,
             r.simulated_aligned,
-            pct(tol),
+            error_pct(tol),
             if sim_agrees {
                 "it reproduces the direction"
             } else {
@@ -526,7 +526,7 @@ pub fn numa_decision(
              {ratio:.2}× the loops of one forced bucket ({} out-of-sample error){on_seed}.",
             top.profile,
             top.contenders,
-            pct(tol)
+            error_pct(tol)
         ),
         would_change_if: "the cross-node hand-off cost (not fitted to a NUMA measurement) \
                           were close to the local one, or contenders were spread over \

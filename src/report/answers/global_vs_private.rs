@@ -73,7 +73,7 @@ pub fn global_vs_private_sentence(
                 "On {} at {} threads the {merged}-slot auto-sized private hash costs no throughput against the global hash within ±{} ({} vs {} ops/s per thread)",
                 c.profile,
                 c.threads,
-                pct(tol),
+                error_pct(tol),
                 fmt_grouped(auto.ops, 0),
                 fmt_grouped(c.global.ops, 0)
             );
@@ -345,7 +345,7 @@ mod tests {
         let n = noisy([900.0, 1000.0, 1100.0], [850.0, 950.0, 1050.0], 0);
         let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine");
         assert!(
-            s.contains("costs no throughput against the global hash within ±8 %"),
+            s.contains("costs no throughput against the global hash within ±8.0 %"),
             "{s}"
         );
         assert!(

@@ -63,7 +63,7 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
         let _ = write!(
             s,
             "and one forced bucket do not differ beyond the {} out-of-sample error",
-            pct(tol)
+            error_pct(tol)
         );
     }
     let verdict = |r: f64| {
@@ -294,7 +294,7 @@ mod tests {
         assert!(s.contains("matches within its error"), "{s}");
         let s = numa_sentence(&[f(1.05, 1.0)], 0.1);
         assert!(
-            s.contains("do not differ beyond the 10 % out-of-sample error"),
+            s.contains("do not differ beyond the 10.0 % out-of-sample error"),
             "{s}"
         );
         assert!(s.contains("understates"), "{s}");

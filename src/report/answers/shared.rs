@@ -10,6 +10,11 @@ use crate::report::context::Context;
 use crate::sim::profile::MachineProfile;
 use std::path::Path;
 
+/// The simulator's error, as every sentence quotes it (one decimal, as the captions).
+pub(crate) use crate::report::context::error_pct;
+
+/// A share or change: one decimal under 10 %, whole percent above. Not for the
+/// simulator's error, which is always quoted by [`error_pct`].
 pub(crate) fn pct(x: f64) -> String {
     let p = x * 100.0;
     if p.abs() < 10.0 && p.fract() != 0.0 {
@@ -27,7 +32,7 @@ pub(crate) fn code(text: &str) -> String {
 /// global hash": `value` against `reference` with tolerance `tol`.
 pub fn relative(value: f64, reference: f64, tol: f64, reference_name: &str) -> String {
     if !crate::report::spread::differs(value, reference, tol) {
-        format!("matches {reference_name} within ±{}", pct(tol))
+        format!("matches {reference_name} within ±{}", error_pct(tol))
     } else {
         format!("reaches {} of {reference_name}", pct(value / reference))
     }

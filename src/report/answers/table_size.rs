@@ -39,7 +39,7 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
         let _ = write!(
             s,
             ", and above {p} slots throughput rises by no more than the {} out-of-sample error",
-            pct(tol)
+            error_pct(tol)
         );
         // The upper limit is never below the default (the `private_max_slots` decision).
         if let Some(n) = c.smallest_within(NEAR_GLOBAL).filter(|&n| n > p) {
@@ -149,7 +149,7 @@ pub fn default_and_limit(
                 })
                 .collect(),
             band: Some(Band {
-                name: format!("global ± {}", pct(tol)),
+                name: format!("global ± {}", error_pct(tol)),
                 points: list
                     .first()
                     .map(|c| {
@@ -234,7 +234,7 @@ mod tests {
             "{s}"
         );
         assert!(
-            s.contains("the merged auto policy (1024 slots) matches the global hash within ±8 %"),
+            s.contains("the merged auto policy (1024 slots) matches the global hash within ±8.0 %"),
             "{s}"
         );
         assert!(

@@ -149,7 +149,7 @@ impl ProfileTrust {
                 match e.predicted {
                     Some(p) => s.push_str(&format!(
                         ", where this run's model gives {p:.2}, {:.2}× the measured figure, {} \
-                         the {:.1} % out-of-sample error (docs/sim.md, \"The exam\": the prediction \
+                         the {} out-of-sample error (docs/sim.md, \"The exam\": the prediction \
                          committed before those runs were read, on the same cell).",
                         p / e.measured(),
                         if crate::report::spread::differs(p, e.measured(), tol) {
@@ -157,8 +157,7 @@ impl ProfileTrust {
                         } else {
                             "within"
                         },
-                        // One decimal, as `SimError::pct` quotes the same figure.
-                        tol * 100.0
+                        crate::report::context::error_pct(tol)
                     )),
                     None => s.push_str(
                         "; this run did not simulate that cell (docs/sim.md, \"The exam\": the \
