@@ -1189,3 +1189,62 @@ fn calibrate_runs_bad_lists_are_refused_in_one_line() {
     ));
     assert!(!out.exists());
 }
+
+/// A cost the rows do not determine keeps the template's value in every refit, so its
+/// spread over the runs (0 here) measures nothing: the profile must not carry it.
+#[test]
+fn calibrate_runs_spread_of_an_undetermined_cost_is_not_used() {
+    // This VM's stored 2-thread kernel rows (global hash, 2 slots), as two runs ±3 %: two
+    // threads on two slots hardly ever meet, so no row says what a hand-off costs.
+    let csv = tmp("vm-runs.csv");
+    let (g, p) = (2_977_698.9, 2_986_014.2);
+    std::fs::write(
+        &csv,
+        format!(
+            "buckets,run1,run2\n0,{},{}\n2,{},{}\n",
+            g * 0.97,
+            g * 1.03,
+            p * 1.03,
+            p * 0.97
+        ),
+    )
+    .unwrap();
+    let out = tmp("vm-runs.toml");
+    let template =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines/this-vm-template.toml");
+    let o = futexhash(&two_cpu_calibration(
+        csv.to_str().unwrap(),
+        &["--runs", "all", "--template", template.to_str().unwrap()],
+        out.to_str().unwrap(),
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("handoff_local_ns not determined"), "{err}");
+    assert!(
+        err.contains("the runs' spread is not used: the hand-off is not determined"),
+        "{err}"
+    );
+    assert_eq!(
+        profile_number(&out, "runs"),
+        None,
+        "{}",
+        std::fs::read_to_string(&out).unwrap()
+    );
+    // A header that names two runs alike is refused, naming the column.
+    std::fs::write(
+        &csv,
+        "buckets,run1,run1\n0,1500000,1490000\n2,40000,41000\n",
+    )
+    .unwrap();
+    let args = two_cpu_calibration(
+        csv.to_str().unwrap(),
+        &["--runs", "all"],
+        out.to_str().unwrap(),
+    );
+    assert_refused_in_one_line(&args);
+    let err = String::from_utf8_lossy(&futexhash(&args).stderr).into_owned();
+    assert!(
+        err.contains("column 3 of") && err.contains("'run1'"),
+        "{err}"
+    );
+}

@@ -130,7 +130,10 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
             r.outside_se_ln.exp_m1() * 100.0,
             r.handoff_se_ln.exp_m1() * 100.0
         ),
-        None => String::new(),
+        None => done
+            .runs_not_used
+            .as_ref()
+            .map_or(String::new(), |why| format!("; {why}")),
     };
     eprintln!(
         "futexhash: fitted {}; {}; handoff_remote_ns = {:.1}; RMS residual {:.2}% over {} rows{spread}; hash cost {:.2} ns ({}); wrote {} (no hash costs: they are timed where the profile is used)",

@@ -267,12 +267,21 @@ impl MachineProfile {
             )));
         }
         if let Some(r) = &self.calibration_runs {
-            let ok = |x: f64| x.is_finite() && (0.0..=10.0).contains(&x);
-            if r.runs < 2 || !ok(r.outside_se_ln) || !ok(r.handoff_se_ln) {
+            if r.runs < 2 {
                 return Err(SimError::BadRequest(format!(
-                    "calibration_runs: runs = {} must be at least 2 and outside_se_ln = {}, handoff_se_ln = {} log-scale errors from 0 to 10",
-                    r.runs, r.outside_se_ln, r.handoff_se_ln
+                    "calibration_runs: runs = {} must be at least 2 (a spread needs two runs)",
+                    r.runs
                 )));
+            }
+            for (what, v) in [
+                ("outside_se_ln", r.outside_se_ln),
+                ("handoff_se_ln", r.handoff_se_ln),
+            ] {
+                if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
+                    return Err(SimError::BadRequest(format!(
+                        "calibration_runs: {what} = {v:.6e} must be a log-scale error from 0 to 10"
+                    )));
+                }
             }
         }
         let hashes = self.hash_ns.iter().map(|(k, v)| (k.as_str(), *v));
@@ -566,6 +575,13 @@ mod tests {
             });
             let e = bad.validate().unwrap_err().to_string();
             assert!(e.contains("calibration_runs"), "{runs} {se}: {e}");
+            // Only the bad value is named.
+            let named = if runs == 1 {
+                "runs = 1"
+            } else {
+                "handoff_se_ln"
+            };
+            assert!(e.contains(named) && !e.contains("outside_se_ln"), "{e}");
         }
         bad = p.clone();
         bad.hold_ns = f64::NAN;

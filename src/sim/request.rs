@@ -181,6 +181,22 @@ impl MeasuredTable {
     /// at least two, each once.
     pub fn run_columns(&self, names: &[&str]) -> Result<Vec<usize>, SimError> {
         let all = &self.table.columns;
+        // A run is named by its column: an empty or repeated name in the header would make
+        // `--runs` (and the profile's name, which lists the runs) ambiguous.
+        for (i, h) in all.iter().enumerate() {
+            if h.trim().is_empty() || all[..i].contains(h) {
+                return Err(SimError::BadRequest(format!(
+                    "--runs: column {} of '{}' is named '{h}', {}; give every run column its own name",
+                    i + 2,
+                    self.path.display(),
+                    if h.trim().is_empty() {
+                        "an empty name"
+                    } else {
+                        "a name an earlier column has"
+                    }
+                )));
+            }
+        }
         let cols: Vec<usize> = if names == ["all"] {
             (0..all.len()).collect()
         } else {
@@ -197,12 +213,19 @@ impl MeasuredTable {
                 })
                 .collect::<Result<_, _>>()?
         };
-        let mut u = cols.clone();
-        u.sort_unstable();
-        u.dedup();
-        if u.len() < 2 || u.len() != cols.len() {
+        if let Some((_, &c)) = cols
+            .iter()
+            .enumerate()
+            .find(|(i, c)| cols[..*i].contains(c))
+        {
             return Err(SimError::BadRequest(format!(
-                "--runs must name at least two different rate columns of '{}' (columns: {}), or 'all'",
+                "--runs names column '{}' twice; name each run column once",
+                all[c]
+            )));
+        }
+        if cols.len() < 2 {
+            return Err(SimError::BadRequest(format!(
+                "--runs must name at least two rate columns of '{}' (columns: {}), or 'all'",
                 self.path.display(),
                 all.join(", ")
             )));
@@ -281,6 +304,8 @@ pub struct CalibrationRequest<'a, H: ?Sized> {
 pub struct Calibrated {
     /// The fit (its `profile` unnamed).
     pub fit: Calibration,
+    /// With runs: why their spread was not written into the profile, when it was not.
+    pub runs_not_used: Option<String>,
     /// The fitted profile, named after what it was fitted to.
     pub profile: MachineProfile,
     /// The hash cost the fit used.
@@ -360,18 +385,39 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         let fit = calibrate(&template, &scenario, self.hasher, hash.ns, &obs, self.len)?;
         let mut profile = fit.profile.clone();
         profile.name = self.fitted_name();
+        let mut runs_not_used = None;
         if !per_run.is_empty() {
-            let refits: Vec<MachineProfile> = per_run
+            let refits: Vec<Calibration> = per_run
                 .iter()
-                .map(|run| {
-                    calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len)
-                        .map(|c| c.profile)
-                })
+                .map(|run| calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len))
                 .collect::<Result<_, _>>()?;
-            profile.calibration_runs = refit_spread(&refits);
+            // A cost the rows do not determine keeps the template's value in every fit: the
+            // refits then agree by construction (a spread of 0), or one run's fit wanders
+            // where another's is pinned (a spread of thousands of per cent). Neither is a
+            // measurement of that cost, so the runs' spread is kept only when every fit
+            // determined both.
+            let fits = || std::iter::once(&fit).chain(&refits);
+            let undetermined: Vec<&str> = [
+                ("outside_ns", fits().all(|c| c.outside.determined)),
+                ("the hand-off", fits().all(|c| c.handoff.determined)),
+            ]
+            .iter()
+            .filter(|(_, ok)| !ok)
+            .map(|(n, _)| *n)
+            .collect();
+            if undetermined.is_empty() {
+                let fits: Vec<MachineProfile> = refits.into_iter().map(|c| c.profile).collect();
+                profile.calibration_runs = refit_spread(&fits);
+            } else {
+                runs_not_used = Some(format!(
+                    "the runs' spread is not used: {} is not determined by every run's rows, so its spread over the runs measures nothing; the profile's intervals carry the seed box's spread",
+                    undetermined.join(" and ")
+                ));
+            }
         }
         Ok(Calibrated {
             fit,
+            runs_not_used,
             profile,
             hash,
             rows: obs.len(),
