@@ -220,3 +220,79 @@ fn tables_fit_in_100_columns() {
         }
     }
 }
+
+/// `sim`'s table outputs keep every line, comments and prose too, within 100 columns: the
+/// sweep with every hasher and several thread counts, the A/B layout of three kernels (and
+/// of two with a warned hasher), and the futex_numa lock run.
+#[test]
+fn sim_outputs_fit_in_100_columns() {
+    let runs: [&[&str]; 4] = [
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "30,240",
+            "-b",
+            "0,4",
+            "--algo",
+            "seed",
+            "--ops",
+            "200",
+        ],
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "240",
+            "--kernel",
+            "6.17,6.16-rc,7.2",
+            "-b",
+            "auto,0,256",
+            "--ops",
+            "200",
+        ],
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "240",
+            "--kernel",
+            "6.17,7.2",
+            "-b",
+            "0",
+            "--algo",
+            "hash_long",
+            "--ops",
+            "200",
+        ],
+        &[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            "lock",
+            "-t",
+            "2",
+        ],
+    ];
+    for args in runs {
+        let o = common::futexhash(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.lines().count() > 3, "{args:?}: {out}");
+        for l in out.lines() {
+            assert!(
+                l.chars().count() <= 100,
+                "{args:?}: {} columns: {l}",
+                l.chars().count()
+            );
+        }
+    }
+}

@@ -1143,7 +1143,8 @@ fn calibrate_runs_carries_the_spread_of_one_fit_per_run() {
         "-b",
         "2",
     ]);
-    let out = String::from_utf8_lossy(&o.stdout);
+    // (Comments wrap at 100 columns: read them unwrapped.)
+    let out = String::from_utf8_lossy(&o.stdout).replace("\n#   ", " ");
     assert!(out.contains("this profile's 3 calibration runs"), "{out}");
     let o = futexhash(&[
         "sim",
@@ -1156,7 +1157,7 @@ fn calibrate_runs_carries_the_spread_of_one_fit_per_run() {
         "-b",
         "2",
     ]);
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = String::from_utf8_lossy(&o.stdout).replace("\n#   ", " ");
     assert!(
         out.contains("the seed box's three runs: this profile has none"),
         "{out}"

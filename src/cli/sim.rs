@@ -9,6 +9,7 @@ use super::sim_calibrate::CalibrateArgs;
 use super::sim_validate::ValidateArgs;
 use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
+use crate::render::output::wrap_comment;
 use crate::render::plot::line_plot_svg;
 use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::sim::calibrate::global_hash_size;
@@ -505,26 +506,39 @@ fn sim_text(
     let profile = req.profile;
     let opts = &req.configs[0];
     Ok(match format {
-        Format::Table if req.configs.len() > 1 => {
-            super::sim_ab::ab_table(&profile.name, records, super::sim_ab::record_interval)
-        }
+        Format::Table if req.configs.len() > 1 => super::sim_ab::ab_table(
+            &format!(
+                "{}; intervals: run to run, {}, model error",
+                profile.name,
+                spread_source(profile)
+            ),
+            records,
+            super::sim_ab::record_interval,
+        ),
         Format::Table => {
             let global = opts
                 .global_buckets
                 .unwrap_or_else(|| global_hash_size(profile.cpus));
             let d = opts.design;
+            let mut head = wrap_comment(
+                &format!("# simulated on profile: {}", profile.name),
+                MAIL_WIDTH,
+            );
+            if !opts.kernel.is_empty() {
+                head.push_str(&format!("# kernel preset: {}\n", opts.kernel));
+            }
+            head.push_str(&wrap_comment(
+                &format!(
+                    "# design: {} buckets ({} B), {} lock, refcount {}; buckets 0 = global hash of {global} buckets",
+                    crate::sim::sweep::layout_name(d.bucket_bytes),
+                    d.bucket_bytes,
+                    crate::sim::sweep::lock_name(d.lock),
+                    crate::sim::sweep::refcount_name(d.refcount),
+                ),
+                MAIL_WIDTH,
+            ));
             format!(
-                "# simulated on profile: {}{}\n# design: {} buckets ({} B), {} lock, refcount {}; buckets 0 = global hash of {global} buckets\n# mean per-thread ops/sec\n{}{}",
-                profile.name,
-                if opts.kernel.is_empty() {
-                    String::new()
-                } else {
-                    format!("\n# kernel preset: {}", opts.kernel)
-                },
-                crate::sim::sweep::layout_name(d.bucket_bytes),
-                d.bucket_bytes,
-                crate::sim::sweep::lock_name(d.lock),
-                crate::sim::sweep::refcount_name(d.refcount),
+                "{head}# mean per-thread ops/sec\n{}{}",
                 sweep_table(benches),
                 interval_tables(records, profile)
             )
@@ -532,6 +546,17 @@ fn sim_text(
         Format::Csv => sim_csv(records)?,
         Format::Json => output::to_json(records).map_err(|e| CliError::Runtime(e.to_string()))?,
     })
+}
+
+/// Whose calibration spread a profile's intervals carry, as the outputs say it.
+pub(super) fn spread_source(profile: &MachineProfile) -> String {
+    match &profile.calibration_runs {
+        Some(r) => format!(
+            "calibration spread of this profile's {} calibration runs",
+            r.runs
+        ),
+        None => "calibration spread of the seed box's three runs: this profile has none".into(),
+    }
 }
 
 /// The table output's interval sections: each rate's 80 % interval, and with several
@@ -569,12 +594,15 @@ fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
         }
         t.push(row);
     }
-    let spread = match &profile.calibration_runs {
-        Some(r) => format!("this profile's {} calibration runs", r.runs),
-        None => "the seed box's three runs: this profile has none".to_string(),
-    };
     let mut s = format!(
-        "\n# 80 % prediction interval of each rate (run to run; calibration spread of {spread}; model error as measured by sim validate --cv)\n{}",
+        "\n{}{}",
+        wrap_comment(
+            &format!(
+                "# 80 % prediction interval of each rate (run to run; {}; model error as measured by sim validate --cv)",
+                spread_source(profile)
+            ),
+            MAIL_WIDTH
+        ),
         t.render_within(MAIL_WIDTH, 2)
     );
     if algos.len() > 1 {
@@ -602,8 +630,14 @@ fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
             t.push(row);
         }
         s.push_str(&format!(
-            "\n# ratio to {} at the same threads and size, with its 80 % interval from the replications (common random numbers; the model error is taken to cancel): \"not told apart\" when it holds 1\n{}",
-            algos[0],
+            "\n{}{}",
+            wrap_comment(
+                &format!(
+                    "# ratio to {} at the same threads and size, with its 80 % interval from the replications (common random numbers; the model error is taken to cancel): \"not told apart\" when it holds 1",
+                    algos[0]
+                ),
+                MAIL_WIDTH
+            ),
             t.render_within(MAIL_WIDTH, 2)
         ));
     }
@@ -742,18 +776,29 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
     let per_node = |v: f64| (v * contenders as f64).round() as u64;
     let text = match a.out.format {
         Format::Table => {
-            let mut s = format!(
-                "# simulated futex_numa on profile: {}
-# {} node(s) x {contenders} contenders, every node squashed to one bucket{}
-",
-                profile.name,
-                profile.nodes,
-                if a.same_node {
-                    "; all futexes forced to node 0"
-                } else {
-                    ""
-                }
+            let mut s = wrap_comment(
+                &format!("# simulated futex_numa on profile: {}", profile.name),
+                MAIL_WIDTH,
             );
+            s.push_str(&wrap_comment(
+                &format!(
+                    "# {} node(s) x {contenders} contenders, every node squashed to one bucket{}",
+                    profile.nodes,
+                    if a.same_node {
+                        "; all futexes forced to node 0"
+                    } else {
+                        ""
+                    }
+                ),
+                MAIL_WIDTH,
+            ));
+            s.push_str(&wrap_comment(
+                &format!(
+                    "# 80 % interval: run to run, {}, model error as measured by sim validate --cv",
+                    spread_source(profile)
+                ),
+                MAIL_WIDTH,
+            ));
             // The nodes are symmetric in the model, so every node's line is the same.
             for node in 0..profile.nodes {
                 s.push_str(&format!(

@@ -16,6 +16,8 @@
 //! records carry one (`ops_per_sec_lo`/`ops_per_sec_hi`), and a change whose interval
 //! holds 0 is marked "not told apart".
 
+use crate::render::MAIL_WIDTH;
+use crate::render::output::{wrap_comment, wrap_words};
 use crate::sim::sweep::SimRecord;
 
 /// A rate's interval `(lo, hi)` from a record's `ops_per_sec_lo`/`ops_per_sec_hi`, if
@@ -118,11 +120,17 @@ pub(super) fn ab_table(
     let find = |k: &str, c: &(usize, String, String, &'static str, usize)| {
         records.iter().find(|r| r.kernel == k && config_of(r) == *c)
     };
-    let mut s = format!(
-        "# A/B on profile: {profile}; simulated per-thread ops/sec; base {}\n\
-         # ± is the rate's interval (half-width, % of the rate); a change whose interval holds 0 is not told apart\n",
-        kernels.first().copied().unwrap_or_default()
+    let mut s = wrap_comment(
+        &format!(
+            "# A/B on profile: {profile}; simulated per-thread ops/sec; base {}",
+            kernels.first().copied().unwrap_or_default()
+        ),
+        MAIL_WIDTH,
     );
+    s.push_str(&wrap_comment(
+        "# ± is the rate's interval (half-width, % of the rate); a change whose interval holds 0 is not told apart",
+        MAIL_WIDTH,
+    ));
     s.push_str(&column_heads(&kernels));
     let mut any_interval = false;
     let mut warnings: Vec<String> = Vec::new();
@@ -208,16 +216,29 @@ pub(super) fn ab_table(
             }
             name.push_str(" !");
         }
-        s.push_str(&format!("{line}  {name}\n"));
+        // The configuration's name goes last, as in LKP's reports; when the row would pass
+        // a mail's 100 columns (three kernels or more, or notes), it stands on its own line
+        // above its numbers instead.
+        if line.chars().count() + 2 + name.chars().count() <= MAIL_WIDTH {
+            s.push_str(&format!("{line}  {name}\n"));
+        } else {
+            for l in wrap_words(&name, MAIL_WIDTH - 2) {
+                s.push_str(&format!("  {l}\n"));
+            }
+            s.push_str(&format!("{line}\n"));
+        }
     }
     if !warnings.is_empty() {
         s.push_str(
-            "! = the hasher fails a distribution test on the keys run in that configuration \
+            "! = the hasher fails a distribution test on the keys run in that configuration\n  \
              (the rate reflects the key layout, not the hash):\n",
         );
         for w in warnings {
-            s.push_str(&w);
-            s.push('\n');
+            for (i, l) in wrap_words(&w, MAIL_WIDTH - 2).iter().enumerate() {
+                s.push_str(if i == 0 { "" } else { "  " });
+                s.push_str(l);
+                s.push('\n');
+            }
         }
     }
     if !any_interval {

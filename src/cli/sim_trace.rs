@@ -138,6 +138,13 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                 ),
                 100,
             ));
+            head.push_str(&wrap_comment(
+                &format!(
+                    "# 80 % interval: {} (a replay has no start order to vary), model error as measured by sim validate --cv",
+                    super::sim::spread_source(profile)
+                ),
+                100,
+            ));
             format!("{head}{}", table_text(&records))
         }
     };

@@ -106,14 +106,17 @@ pub(super) fn run(v: ValidateArgs) -> Result<(), CliError> {
             Format::Csv => {
                 output::to_csv(&results).map_err(|e| CliError::Runtime(e.to_string()))?
             }
-            Format::Table => format!(
-                "{}{runs}{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
-                validation_tables(&profile, &results),
-                order_line(&results, TABLE_2013),
-                old.name,
-                old.outside_ns,
-                old.handoff_local_ns,
-                old.handoff_remote_ns
+            Format::Table => output::wrap_prose(
+                &format!(
+                    "{}{runs}{}# seed 003 box: {}: outside_ns = {:.1}, handoff_local_ns = {:.1}, handoff_remote_ns = {:.1}\n",
+                    validation_tables(&profile, &results),
+                    order_line(&results, TABLE_2013),
+                    old.name,
+                    old.outside_ns,
+                    old.handoff_local_ns,
+                    old.handoff_remote_ns
+                ),
+                MAIL_WIDTH,
             ),
         }
     };
@@ -156,7 +159,7 @@ fn run_cv(
             Format::Csv => {
                 output::to_csv(&cv.rows).map_err(|e| CliError::Runtime(e.to_string()))?
             }
-            Format::Table => cv_table(&cv),
+            Format::Table => output::wrap_prose(&cv_table(&cv), MAIL_WIDTH),
         }
     };
     v.out.emit(&text)

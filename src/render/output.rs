@@ -78,6 +78,34 @@ pub fn wrap_comment(line: &str, width: usize) -> String {
         .collect()
 }
 
+/// `text` with every line wider than `width` wrapped: a `# ` comment as
+/// [`wrap_comment`] wraps it, any other line at spaces with continuation lines indented
+/// two spaces. Table lines (starting `+` or `|`) are kept whole: their width is the
+/// table's business ([`TextTable::render_within`]).
+pub fn wrap_prose(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if body.chars().count() <= width || body.starts_with('+') || body.starts_with('|') {
+            out.push_str(line);
+            continue;
+        }
+        if body.starts_with("# ") {
+            out.push_str(&wrap_comment(body, width));
+        } else {
+            for (i, l) in wrap_words(body, width.saturating_sub(2)).iter().enumerate() {
+                out.push_str(if i == 0 { "" } else { "  " });
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        if !line.ends_with('\n') {
+            out.pop();
+        }
+    }
+    out
+}
+
 /// The widest line a table may have: a mail's 100 columns, so that output pastes into a
 /// mailing-list post unwrapped ([`TextTable::render_within`] splits wider tables).
 pub const MAIL_WIDTH: usize = 100;
@@ -714,6 +742,27 @@ fn ignore_closed_reader(r: io::Result<()>) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn long_prose_lines_wrap_and_tables_stay_whole() {
+        let table = format!("+{}+\n", "-".repeat(120));
+        let text = format!(
+            "short\n# {}\n{}\n{table}",
+            "word ".repeat(30).trim_end(),
+            "prose ".repeat(30).trim_end()
+        );
+        let out = wrap_prose(&text, 40);
+        assert!(out.starts_with("short\n# word"), "{out}");
+        // Every line within 40 but the table's; comments continue with `#   `, prose with
+        // two spaces; no word lost.
+        for l in out.lines().filter(|l| !l.starts_with('+')) {
+            assert!(l.chars().count() <= 40, "{l}");
+        }
+        assert!(out.contains(&table), "{out}");
+        assert!(out.lines().any(|l| l.starts_with("#   word")), "{out}");
+        assert!(out.lines().any(|l| l.starts_with("  prose")), "{out}");
+        assert_eq!(out.matches("word").count(), 30);
+        assert_eq!(out.matches("prose").count(), 30);
+    }
 
     #[test]
     fn words_wrap_within_the_width_and_keep_long_words_whole() {
