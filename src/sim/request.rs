@@ -79,8 +79,9 @@ impl SimRequest<'_> {
     }
 
     /// The records of every configuration in turn; `tick` after each simulated
-    /// configuration. Once `stop` says so no further one starts, and what finished is
-    /// returned.
+    /// configuration. Once `stop` says so no further one starts, those in progress give
+    /// up within milliseconds ([`super::simulate_until`]), and what finished is returned
+    /// (nothing, when none had).
     pub fn run_until(
         &self,
         tick: impl Fn() + Sync,
