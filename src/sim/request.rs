@@ -311,6 +311,13 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
     /// Everything refused first (the template on this topology, the node, the futexes, the
     /// rows), then the hash cost (timed here unless the template states it), then the fit.
     pub fn run(&self) -> Result<Calibrated, SimError> {
+        self.run_with(&mut |_| {})
+    }
+
+    /// [`Self::run`], saying before each step what it starts: `hash cost`, then `fit I
+    /// of N` (N = 1, or with runs the fit on their mean and one refit per run), for a
+    /// front end's progress line.
+    pub fn run_with(&self, step: &mut dyn FnMut(&str)) -> Result<Calibrated, SimError> {
         let template = self.machine()?;
         let cpus: Vec<u32> = match self.node {
             Some(n) if n >= u64::from(self.nodes) => {
@@ -357,14 +364,19 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         }
         // The measured kernel's hash: the template's figure only if the template is this
         // machine's; otherwise timed here.
+        step("hash cost");
         let hash = hash_cost(&template, self.hasher)?;
+        let fits = 1 + per_run.len();
+        step(&format!("fit 1 of {fits}"));
         let fit = calibrate(&template, &scenario, self.hasher, hash.ns, &obs, self.len)?;
         let mut profile = fit.profile.clone();
         profile.name = self.fitted_name();
         if !per_run.is_empty() {
             let refits: Vec<MachineProfile> = per_run
                 .iter()
-                .map(|run| {
+                .enumerate()
+                .map(|(i, run)| {
+                    step(&format!("fit {} of {fits}", i + 2));
                     calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len)
                         .map(|c| c.profile)
                 })
