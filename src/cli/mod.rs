@@ -14,6 +14,7 @@ mod dist;
 mod hash;
 mod keys;
 mod list;
+mod progress;
 mod report;
 mod sim;
 mod sim_ab;

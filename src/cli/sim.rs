@@ -226,20 +226,6 @@ fn sim_buckets(s: &str) -> Result<Vec<u64>, CliError> {
     }
 }
 
-fn progress(n: usize) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() && n > 1 {
-        let pb = indicatif::ProgressBar::new(n as u64);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template("simulating {bar:40} {pos}/{len} {eta}")
-                .expect("static template"),
-        );
-        pb
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
-}
-
 /// `-b` with `auto`/`auto-rfc` allowed among the numbers.
 fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
     let mut out = Vec::new();
@@ -412,7 +398,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
             profile.timeslice_ns / 1000.0
         );
     }
-    let pb = progress(req.runs());
+    let pb = super::progress::counter("sim", req.runs() as u64, "configurations");
     // SIGINT/SIGTERM: no further configuration starts; those that finished are printed
     // and written, and the exit status is 130 (as `bench`).
     crate::bench::interrupt::install();
