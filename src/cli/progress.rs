@@ -1,9 +1,15 @@
 //! Progress of long runs on stderr: one line updated in place, drawn only when stderr is a
-//! terminal (docs/cli.md), so that piped runs, CI logs and tests get nothing extra.
+//! terminal (docs/cli.md), so that piped runs, CI logs and tests get nothing extra. The
+//! line shown last is registered here, so that the signal watcher ([`super::interrupt`])
+//! can clear it before it prints its own line and exits.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::Duration;
+
+/// The progress line on screen, if any.
+static SHOWN: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 /// How often a shown line is redrawn without news, so that its clock moves during a
 /// step of a minute.
@@ -40,5 +46,23 @@ fn shown(prefix: &str, total: Option<u64>, template: &str) -> ProgressBar {
     .with_style(style)
     .with_prefix(prefix.to_string());
     bar.enable_steady_tick(TICK);
+    register(&bar);
     bar
+}
+
+/// Makes `bar` the line [`clear`] clears (for bars made elsewhere).
+pub(super) fn register(bar: &ProgressBar) {
+    let mut shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    *shown = Some(bar.clone());
+}
+
+/// Clears the registered line for good (its redraws stop), so that a last line printed
+/// on stderr stands alone. Does not wait for a lock another thread holds: a line left on
+/// screen is better than no exit.
+pub(super) fn clear() {
+    if let Ok(mut shown) = SHOWN.try_lock()
+        && let Some(bar) = shown.take()
+    {
+        bar.finish_and_clear();
+    }
 }

@@ -96,6 +96,8 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         Some(t) => resolve_profile(t)?,
         None => seed_box_template(),
     };
+    // The profile is written when the fit is done: an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     let bar = super::progress::steps("sim calibrate");
     let done = CalibrationRequest {
         measured,
@@ -112,6 +114,7 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         runs,
     }
     .run_with(&mut |step| bar.set_message(step.to_string()));
+    super::interrupt::claim_output();
     bar.finish_and_clear();
     let done = done?;
     crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes())

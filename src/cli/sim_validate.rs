@@ -86,6 +86,8 @@ pub(super) fn run(v: ValidateArgs) -> Result<(), CliError> {
             "--ablate applies to --cv only (the out-of-sample error is what it measures)".into(),
         ));
     }
+    // Everything is printed when the validation is done: an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     if v.cv {
         return run_cv(&v, &data, &template, len);
     }
@@ -93,6 +95,7 @@ pub(super) fn run(v: ValidateArgs) -> Result<(), CliError> {
     let done = validate_all_with(&data, &template, rows, len, &mut |step| {
         bar.set_message(step.to_string())
     });
+    super::interrupt::claim_output();
     bar.finish_and_clear();
     let (profile, old, results) = done?;
     let runs = runs_line(
@@ -154,6 +157,7 @@ fn run_cv(
     let cv = validate_cv_with(data, template, len, mech, &mut |step| {
         bar.set_message(step.to_string())
     });
+    super::interrupt::claim_output();
     bar.finish_and_clear();
     let cv = cv?;
     let text = if v.summary {
