@@ -7,12 +7,19 @@
 //! that finished (valid CSV / JSON, at least one record) and exit 130; an interrupted
 //! `report` leaves no staging directory. Each says on stderr that it was interrupted and
 //! what it kept.
+//!
+//! `sim calibrate` and `sim validate` exit 130 at SIGINT saying nothing was written; a
+//! simulation stops inside its configuration, and one stopped before any finished prints
+//! no empty table; a run stuck in a C hasher is abandoned, exit 130, at a second signal
+//! or a few seconds after the first. Each test signals only once the handler is there
+//! (`SigCgt`), or once the run shows it is where the test wants it (its progress line on
+//! a terminal, a marker file the hasher writes), so none depends on the machine's speed.
 
+#[path = "common/pty.rs"]
+mod pty;
+
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-
-/// How long the sim sweep runs before the signal (its configurations take well under a
-/// second each here).
-const SIM_WAIT_SECS: u64 = 5;
 use std::time::{Duration, Instant};
 
 fn spawn(args: &[&str]) -> Child {
@@ -238,13 +245,26 @@ fn finish_within(child: Child, limit: Duration) -> (Option<i32>, String, String)
     r
 }
 
+/// The highest `N` of the progress lines `sim: N of M configurations done` on `screen`.
+fn configurations_done(screen: &str) -> u64 {
+    screen
+        .split("sim: ")
+        .skip(1)
+        .filter_map(|s| s.split(" of ").next()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
+}
+
 #[test]
 fn sigint_keeps_the_sim_configurations_that_finished() {
     let dir = scratch("sim");
     let out = dir.join("sim.csv");
     // Every hasher at 17 sizes and 4 thread counts: far more configurations than finish
-    // in the wait below.
-    let c = spawn(&[
+    // before the signal, which comes once the progress line (stderr is a terminal here)
+    // counts one done.
+    let (tty, screen) = pty::terminal();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_futexhash"));
+    cmd.args([
         "sim",
         "--profile",
         "seed-256cpu",
@@ -258,10 +278,22 @@ fn sigint_keeps_the_sim_configurations_that_finished() {
         "csv",
         "--output",
         out.to_str().unwrap(),
-    ]);
-    std::thread::sleep(Duration::from_secs(SIM_WAIT_SECS));
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(tty);
+    let c = cmd.spawn().expect("start futexhash");
+    drop(cmd);
+    assert!(
+        wait_for(Duration::from_secs(300), || configurations_done(
+            &screen.text()
+        ) >= 1),
+        "no configuration done: {}",
+        screen.text()
+    );
     signal(&c, libc::SIGINT);
-    let (code, stdout, err) = finish_within(c, Duration::from_secs(120));
+    let (code, stdout, _) = finish_within(c, Duration::from_secs(120));
+    let err = screen.closed_text();
     assert_eq!(code, Some(130), "{stdout}{err}");
     let text = std::fs::read_to_string(&out).expect("the output file was written");
     let mut rd = csv::Reader::from_reader(text.as_bytes());
@@ -348,5 +380,218 @@ fn an_interrupted_report_leaves_no_staging_directory() {
         err.contains("interrupted (SIGINT): nothing written"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file of the source tree.
+fn repo(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Waits (at most a minute) until `child` catches SIGINT, so that the signal meets the
+/// subcommand's handling and not the default action, however slow the start.
+fn wait_until_catching(child: &Child) {
+    assert!(
+        wait_for(Duration::from_secs(60), || pty::catches_sigint(child.id())),
+        "futexhash never installed a SIGINT handler"
+    );
+}
+
+/// Defect: `sim calibrate` and `sim validate` died of SIGINT (no status 130, no line).
+/// Both write only when done: the line says nothing was written, and nothing is.
+#[test]
+fn sim_calibrate_and_validate_exit_130_at_sigint_and_write_nothing() {
+    let dir = scratch("calibrate");
+    let out = dir.join("fitted.toml");
+    let template = repo("data/machines/seed-256cpu-template.toml");
+    let from = repo("data/published/buckets-240threads-256cpu-runs.csv");
+    let runs: [Vec<&str>; 2] = [
+        vec![
+            "sim",
+            "calibrate",
+            "--from",
+            &from,
+            "--runs",
+            "all",
+            "--rows",
+            "0,2",
+            "--threads",
+            "240",
+            "--cpus",
+            "256",
+            "--nodes",
+            "2",
+            "--template",
+            &template,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        vec![
+            "sim",
+            "validate",
+            "--cv",
+            "--template",
+            &template,
+            "--summary",
+        ],
+    ];
+    for args in &runs {
+        // Both run for 20 s or more; the signal comes at once.
+        let c = spawn(args);
+        wait_until_catching(&c);
+        std::thread::sleep(Duration::from_millis(300));
+        signal(&c, libc::SIGINT);
+        let (code, stdout, err) = finish_within(c, Duration::from_secs(20));
+        assert_eq!(code, Some(130), "{args:?}: {stdout}{err}");
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            ["futexhash: interrupted (SIGINT): nothing written"],
+            "{args:?}"
+        );
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(!out.exists(), "{args:?}: the profile was written");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Defect: a simulation of one long configuration ran to its end after SIGINT (8 s in,
+/// out at 40 s) and printed tables with headers and no rows. The event loop heeds the
+/// flag: out within seconds (the run would take minutes), no table, one line saying
+/// nothing had finished.
+#[test]
+fn a_long_simulation_stops_inside_its_configuration_and_prints_no_empty_table() {
+    for format in ["table", "csv"] {
+        let c = spawn(&[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "240",
+            "-b",
+            "0",
+            "--ops",
+            "10000000",
+            "--format",
+            format,
+        ]);
+        wait_until_catching(&c);
+        std::thread::sleep(Duration::from_millis(500));
+        signal(&c, libc::SIGINT);
+        let (code, stdout, err) = finish_within(c, Duration::from_secs(20));
+        assert_eq!(code, Some(130), "{format}: {stdout}{err}");
+        assert!(stdout.is_empty(), "{format}: an empty table: {stdout}");
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            ["futexhash: interrupted (SIGINT): no configuration had finished; nothing written"],
+            "{format}"
+        );
+    }
+}
+
+/// A C hasher that passes the start-up probe (a few calls in a child process), then
+/// never returns from its 5001st call, after creating `marker`.
+fn hanging_hasher(dir: &Path, marker: &Path) -> PathBuf {
+    let src = dir.join("hangs.c");
+    std::fs::write(
+        &src,
+        format!(
+            r#"#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
+
+static unsigned long calls;
+static volatile unsigned long spin;
+
+uint32_t futex_hash(const uint32_t *key, uint32_t offset)
+{{
+	unsigned long n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	if (n > 5000) {{
+		if (n == 5001)
+			close(open("{}", O_CREAT | O_WRONLY, 0600));
+		for (;;)
+			spin++;
+	}}
+	return key[0] ^ key[1] ^ key[2] ^ key[3] ^ offset;
+}}
+"#,
+            marker.display()
+        ),
+    )
+    .unwrap();
+    src
+}
+
+/// Runs futexhash with a private compile cache in `dir`.
+fn spawn_cached(args: &[&str], dir: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(args)
+        .env("FUTEXHASH_CACHE_DIR", dir.join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start futexhash")
+}
+
+/// Defect: `sim` and `bench --backend model` with a C hasher stuck in a call could not
+/// be stopped by SIGINT (no flag reaches inside the call); `report` could. They exit
+/// 130 too: a second signal at once, a single one after a grace period of seconds, with
+/// one line saying the run was abandoned and nothing written.
+#[test]
+fn a_run_stuck_in_a_c_hasher_is_abandoned_with_status_130() {
+    let dir = scratch("hangs");
+    let cases: [(&str, &[&str], usize); 3] = [
+        (
+            "sim",
+            &["sim", "--profile", "seed-256cpu", "-t", "8", "-b", "64"],
+            1,
+        ),
+        (
+            "sim twice",
+            &["sim", "--profile", "seed-256cpu", "-t", "8", "-b", "64"],
+            2,
+        ),
+        (
+            "bench",
+            &["bench", "--backend", "model", "-t", "1", "-r", "30"],
+            1,
+        ),
+    ];
+    for (name, args, signals) in cases {
+        let marker = dir.join(format!("{}.stuck", name.replace(' ', "-")));
+        let src = hanging_hasher(&dir, &marker);
+        let algo = format!("hangs=c:{}", src.display());
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--algo", &algo]);
+        let c = spawn_cached(&all, &dir);
+        assert!(
+            wait_for(Duration::from_secs(120), || marker.exists()),
+            "{name}: the hasher was never stuck"
+        );
+        wait_until_catching(&c);
+        for _ in 0..signals {
+            signal(&c, libc::SIGINT);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let (code, stdout, err) = finish_within(c, Duration::from_secs(20));
+        assert_eq!(code, Some(130), "{name}: {stdout}{err}");
+        assert!(stdout.is_empty(), "{name}: {stdout}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{name}: {err}");
+        assert!(
+            lines[0].starts_with("futexhash: interrupted (SIGINT): the run was abandoned")
+                && lines[0].ends_with("nothing written"),
+            "{name}: {err}"
+        );
+        let why = if signals == 2 {
+            "a second signal came"
+        } else {
+            "did not stop within"
+        };
+        assert!(lines[0].contains(why), "{name}: {err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,18 +9,23 @@
 //! through `PR_SET_PDEATHSIG` (set in [`super::child`]), so neither a signal to the parent
 //! alone nor its death leaves a child running.
 //!
+//! The handler also counts the signals ([`count`]), so that a front end can tell a
+//! repeated request ("stop now") from the first.
+//!
 //! Memory ordering: the handler stores with `SeqCst` and the runner loads with `SeqCst`;
 //! the flag publishes no data, so `Relaxed` would do, but the handler is not a hot path and
 //! `SeqCst` keeps the argument trivial. The child table is a fixed array of `AtomicI32`
 //! (pid or 0): the handler only loads from it (no allocation, no lock, async-signal-safe),
 //! registration stores with `SeqCst` before the child can be interrupted by us.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 /// Set by the handler.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// The signal that set it (0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// SIGINTs and SIGTERMs received (a lock-free atomic: async-signal-safe).
+static COUNT: AtomicU32 = AtomicU32::new(0);
 
 /// Kernel-backend children alive at the same time (the noisy workload runs two).
 const MAX_CHILDREN: usize = 16;
@@ -35,6 +40,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     let saved = unsafe { *libc::__errno_location() };
     REQUESTED.store(true, Ordering::SeqCst);
     SIGNAL.store(sig, Ordering::SeqCst);
+    COUNT.fetch_add(1, Ordering::SeqCst);
     for c in &CHILDREN {
         let pid = c.load(Ordering::SeqCst);
         if pid > 0 {
@@ -67,6 +73,11 @@ pub fn install() {
 /// Whether SIGINT or SIGTERM arrived since [`install`].
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
+}
+
+/// How many SIGINTs and SIGTERMs arrived since [`install`].
+pub fn count() -> u32 {
+    COUNT.load(Ordering::SeqCst)
 }
 
 /// The signal received (SIGINT or SIGTERM), if any.

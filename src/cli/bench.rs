@@ -338,6 +338,9 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
     if let Some(json) = &args.internal_child {
         return run_child(json);
     }
+    // The parent: a run that does not stop at the signal (a C hasher stuck in a call) is
+    // abandoned at a second signal or after a grace period ([`super::interrupt`]).
+    super::interrupt::watch(super::interrupt::Keeps::Finished);
     let plan = plan(&args)?;
     args.out.check()?;
     if let Some(p) = &args.plot {
@@ -369,7 +372,20 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
         exe: None,
     };
     sweep::validate(&spec).map_err(sweep_error)?;
-    let result = run_sweep(&spec)?;
+    let result = run_sweep(&spec);
+    super::interrupt::claim_output();
+    let result = result?;
+    if result.interrupted && result.measured.is_empty() {
+        // No table of headers without rows, no empty file.
+        eprintln!(
+            "{}",
+            super::interrupted_with(&format!(
+                "0 of {} configurations measured; nothing written",
+                result.total
+            ))
+        );
+        return Err(CliError::InterruptedReported);
+    }
     let shown = result.warnings.iter().filter(|w| {
         !(args.silent && args.out.format == Format::Table && w.contains("did not return"))
     });
@@ -427,7 +443,9 @@ fn run_compare(args: &BenchArgs, plan: &Plan) -> Result<(), CliError> {
             bad.join(", ")
         )));
     }
-    let figs = crate::bench::compare::compare(plan.runtime, plan.futexes).map_err(sweep_error)?;
+    let figs = crate::bench::compare::compare(plan.runtime, plan.futexes);
+    super::interrupt::claim_output();
+    let figs = figs.map_err(sweep_error)?;
     let text = match args.out.format {
         Format::Json => {
             output::to_json(&figs.rows()).map_err(|e| CliError::Runtime(e.to_string()))?
@@ -457,6 +475,7 @@ fn run_sweep(spec: &SweepSpec) -> Result<sweep::SweepResult, CliError> {
             .progress_chars("=> "),
         );
         b.set_prefix("bench");
+        super::progress::register(&b);
         b
     });
     let result = sweep::sweep(spec, &mut |p| match p {
@@ -566,8 +585,9 @@ fn run_contend(
         contend::run_lock(&spec)
     } else {
         contend::run_noisy(&spec)
-    }
-    .map_err(sweep_error)?;
+    };
+    super::interrupt::claim_output();
+    let result = result.map_err(sweep_error)?;
     for w in &result.warnings {
         warn(w);
     }

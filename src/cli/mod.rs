@@ -12,8 +12,10 @@ mod capture;
 mod check;
 mod dist;
 mod hash;
+mod interrupt;
 mod keys;
 mod list;
+mod progress;
 mod report;
 mod sim;
 mod sim_ab;
@@ -245,7 +247,17 @@ where
         Command::Capture(a) => capture::run(a),
         Command::Attack(a) => attack::run(a),
     };
+    // The last line is the main thread's: a signal watcher that abandoned the run is
+    // exiting, and one that did not stays silent from here on.
+    interrupt::claim_output();
     match result {
+        Ok(()) if interrupt::interrupted_after_output() => {
+            eprintln!(
+                "{}",
+                interrupted_with("the run had finished; its output is written whole")
+            );
+            ExitCode::from(130)
+        }
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Usage(msg)) => {
             eprintln!("futexhash: error: {msg}");

@@ -227,20 +227,6 @@ fn sim_buckets(s: &str) -> Result<Vec<u64>, CliError> {
     }
 }
 
-fn progress(n: usize) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() && n > 1 {
-        let pb = indicatif::ProgressBar::new(n as u64);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template("simulating {bar:40} {pos}/{len} {eta}")
-                .expect("static template"),
-        );
-        pb
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
-}
-
 /// `-b` with `auto`/`auto-rfc` allowed among the numbers.
 fn slot_list(s: &str) -> Result<Vec<Slots>, CliError> {
     let mut out = Vec::new();
@@ -413,12 +399,23 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
             profile.timeslice_ns / 1000.0
         );
     }
-    let pb = progress(req.runs());
-    // SIGINT/SIGTERM: no further configuration starts; those that finished are printed
-    // and written, and the exit status is 130 (as `bench`).
-    crate::bench::interrupt::install();
-    let records = req.run_until(|| pb.inc(1), crate::bench::interrupt::requested)?;
+    // SIGINT/SIGTERM: no further configuration starts and those in progress stop within
+    // milliseconds; those that finished are printed and written, and the exit status is
+    // 130 (as `bench`). A run stuck in a hasher is abandoned ([`super::interrupt`]).
+    super::interrupt::watch(super::interrupt::Keeps::Finished);
+    let pb = super::progress::counter("sim", req.runs() as u64, "configurations");
+    let records = req.run_until(|| pb.inc(1), crate::bench::interrupt::requested);
+    super::interrupt::claim_output();
     pb.finish_and_clear();
+    let records = records?;
+    if records.is_empty() && crate::bench::interrupt::requested() {
+        // No table of headers without rows, no empty file.
+        eprintln!(
+            "{}",
+            super::interrupted_with("no configuration had finished; nothing written")
+        );
+        return Err(CliError::InterruptedReported);
+    }
     for (algo, ns) in timed_hash_costs(&records) {
         eprintln!(
             "futexhash: note: profile '{}' has no hash cost for {algo}: timed here, {ns:.2} ns",
@@ -767,6 +764,8 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         },
         None => 10,
     };
+    // One record from every run together: an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     let (rec, (lo, hi)) = crate::sim::sweep::run_lock_test_interval(
         profile,
         contenders,
@@ -818,6 +817,7 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         }])
         .map_err(|e| CliError::Runtime(e.to_string()))?,
     };
+    super::interrupt::claim_output();
     a.out.emit(&text)
 }
 
@@ -905,8 +905,10 @@ fn run_profile(p: ProfileArgs) -> Result<(), CliError> {
     args::check_output_path(&p.out, "profile")?;
     let hashers = args::algo_list("seed", HashKey::DEFAULT)?;
     let refs: Vec<&dyn crate::hashers::KeyHasher> = hashers.iter().map(|h| h.as_ref()).collect();
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     let (prof, topo) =
         crate::sim::request::this_machine_template(Path::new("/sys/devices/system"), &refs)?;
+    super::interrupt::claim_output();
     crate::render::write_atomic(Some(&p.out), prof.to_toml().as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", p.out.display())))?;
     eprintln!(

@@ -96,6 +96,9 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         Some(t) => resolve_profile(t)?,
         None => seed_box_template(),
     };
+    // The profile is written when the fit is done: an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
+    let bar = super::progress::steps("sim calibrate");
     let done = CalibrationRequest {
         measured,
         rows,
@@ -110,7 +113,10 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
         len: c.len.length()?,
         runs,
     }
-    .run()?;
+    .run_with(&mut |step| bar.set_message(step.to_string()));
+    super::interrupt::claim_output();
+    bar.finish_and_clear();
+    let done = done?;
     crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", c.out.display())))?;
     let say = |what: &str, f: &Fitted| {

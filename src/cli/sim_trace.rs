@@ -87,6 +87,8 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     let rec = crate::workload::read_trace(file).map_err(CliError::usage)?;
     eprintln!("futexhash: {}", rec.note);
     let name = format!("trace:{}", file.display());
+    // The replays are written together when all are done: an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     let mut records = Vec::new();
     for &b in &buckets {
         for h in &hashers {
@@ -148,6 +150,7 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             format!("{head}{}", table_text(&records))
         }
     };
+    super::interrupt::claim_output();
     a.out.emit(&text)
 }
 

@@ -7,11 +7,11 @@ use super::{CliError, OutputArgs};
 use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
 use crate::sim::validate::{
-    CV_TABLES, CrossValidation, NEW_BOXES, TABLE_A734, cv_stats, machine_model_sd, validate_cv,
+    CV_TABLES, CrossValidation, NEW_BOXES, TABLE_A734, cv_stats, machine_model_sd, validate_cv_with,
 };
 use crate::sim::validate::{
     RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
-    read_runs, rms_log_error, run_spread, seed_box_template, validate_all,
+    read_runs, rms_log_error, run_spread, seed_box_template, validate_all_with,
 };
 use crate::sim::{Mechanisms, SimLength};
 use std::path::{Path, PathBuf};
@@ -86,10 +86,18 @@ pub(super) fn run(v: ValidateArgs) -> Result<(), CliError> {
             "--ablate applies to --cv only (the out-of-sample error is what it measures)".into(),
         ));
     }
+    // Everything is printed when the validation is done: an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     if v.cv {
         return run_cv(&v, &data, &template, len);
     }
-    let (profile, old, results) = validate_all(&data, &template, rows, len)?;
+    let bar = super::progress::steps("sim validate");
+    let done = validate_all_with(&data, &template, rows, len, &mut |step| {
+        bar.set_message(step.to_string())
+    });
+    super::interrupt::claim_output();
+    bar.finish_and_clear();
+    let (profile, old, results) = done?;
     let runs = runs_line(
         published_runs
             .as_ref()
@@ -148,7 +156,13 @@ fn run_cv(
             v.rows
         )));
     }
-    let cv = validate_cv(data, template, len, mech)?;
+    let bar = super::progress::steps("sim validate --cv");
+    let cv = validate_cv_with(data, template, len, mech, &mut |step| {
+        bar.set_message(step.to_string())
+    });
+    super::interrupt::claim_output();
+    bar.finish_and_clear();
+    let cv = cv?;
     let text = if v.summary {
         cv_summary(&cv)
     } else {

@@ -84,7 +84,7 @@ pub mod uncertainty;
 pub mod validate;
 
 pub use cost::Mechanisms;
-pub use engine::simulate;
+pub use engine::{simulate, simulate_until};
 pub use error::SimError;
 use profile::MachineProfile;
 

@@ -79,8 +79,9 @@ impl SimRequest<'_> {
     }
 
     /// The records of every configuration in turn; `tick` after each simulated
-    /// configuration. Once `stop` says so no further one starts, and what finished is
-    /// returned.
+    /// configuration. Once `stop` says so no further one starts, those in progress give
+    /// up within milliseconds ([`super::simulate_until`]), and what finished is returned
+    /// (nothing, when none had).
     pub fn run_until(
         &self,
         tick: impl Fn() + Sync,
@@ -335,6 +336,13 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
     /// Everything refused first (the template on this topology, the node, the futexes, the
     /// rows), then the hash cost (timed here unless the template states it), then the fit.
     pub fn run(&self) -> Result<Calibrated, SimError> {
+        self.run_with(&mut |_| {})
+    }
+
+    /// [`Self::run`], saying before each step what it starts: `hash cost`, then `fit I
+    /// of N` (N = 1, or with runs the fit on their mean and one refit per run), for a
+    /// front end's progress line.
+    pub fn run_with(&self, step: &mut dyn FnMut(&str)) -> Result<Calibrated, SimError> {
         let template = self.machine()?;
         let cpus: Vec<u32> = match self.node {
             Some(n) if n >= u64::from(self.nodes) => {
@@ -381,7 +389,10 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         }
         // The measured kernel's hash: the template's figure only if the template is this
         // machine's; otherwise timed here.
+        step("hash cost");
         let hash = hash_cost(&template, self.hasher)?;
+        let fits = 1 + per_run.len();
+        step(&format!("fit 1 of {fits}"));
         let fit = calibrate(&template, &scenario, self.hasher, hash.ns, &obs, self.len)?;
         let mut profile = fit.profile.clone();
         profile.name = self.fitted_name();
@@ -389,17 +400,21 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         if !per_run.is_empty() {
             let refits: Vec<Calibration> = per_run
                 .iter()
-                .map(|run| calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len))
+                .enumerate()
+                .map(|(i, run)| {
+                    step(&format!("fit {} of {fits}", i + 2));
+                    calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len)
+                })
                 .collect::<Result<_, _>>()?;
             // A cost the rows do not determine keeps the template's value in every fit: the
             // refits then agree by construction (a spread of 0), or one run's fit wanders
             // where another's is pinned (a spread of thousands of per cent). Neither is a
             // measurement of that cost, so the runs' spread is kept only when every fit
             // determined both.
-            let fits = || std::iter::once(&fit).chain(&refits);
+            let every = || std::iter::once(&fit).chain(&refits);
             let undetermined: Vec<&str> = [
-                ("outside_ns", fits().all(|c| c.outside.determined)),
-                ("the hand-off", fits().all(|c| c.handoff.determined)),
+                ("outside_ns", every().all(|c| c.outside.determined)),
+                ("the hand-off", every().all(|c| c.handoff.determined)),
             ]
             .iter()
             .filter(|(_, ok)| !ok)

@@ -13,7 +13,7 @@ use super::uncertainty::{
 use super::{
     CACHE_LINE, Design, LineHomes, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload,
 };
-use super::{check_design, simulate};
+use super::{check_design, simulate, simulate_until};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::sim::SimError;
 use crate::throughput::record::{Backend, BenchRecord, Layout, TableKind};
@@ -272,9 +272,10 @@ pub fn run_sweep_with(
     run_sweep_until(profile, sweep, opts, tick, || false)
 }
 
-/// [`run_sweep_with`] that starts no further configuration once `stop` returns true (the
-/// CLI's SIGINT/SIGTERM flag): the configurations that finished are returned, in sweep
-/// order, the others left out.
+/// [`run_sweep_with`] that stops once `stop` returns true (the CLI's SIGINT/SIGTERM
+/// flag): no further configuration starts, those in progress give up within a few
+/// milliseconds ([`simulate_until`]), and the configurations that finished are returned,
+/// in sweep order, the others left out (possibly all of them).
 pub fn run_sweep_until(
     profile: &MachineProfile,
     sweep: &SimSweep,
@@ -343,7 +344,9 @@ pub fn run_sweep_until(
         let buckets = slots[bi].resolve(threads, profile.cpus, global);
         let mut w = scenarios[ti].workload_from(&hashes[ti * nh + hi], buckets);
         w.start_order = rep as u64;
-        let r = simulate(&profiles[rep], &w, costs[hi].ns, sweep.len);
+        // A stop request also ends the runs in progress (within a few ms, see
+        // [`simulate_until`]): a configuration of minutes does not hold up the stop.
+        let r = simulate_until(&profiles[rep], &w, costs[hi].ns, sweep.len, &stop)?;
         if rep == reps - 1 {
             tick();
         }

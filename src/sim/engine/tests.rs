@@ -521,3 +521,37 @@ fn a_fifo_of_spinners_counts_more_of_them_than_the_heap() {
     let fifo = simulate(&m, &without(&w, "spinner-heap"), 0.0, LONG).ops_per_sec_total;
     assert!(fifo < heap * 0.99, "{fifo} vs {heap}");
 }
+
+#[test]
+fn a_stop_request_ends_a_run_within_one_check_and_an_unheeded_one_changes_nothing() {
+    // 8 threads × 100 000 operations: far more events than one check interval, so a
+    // run that ignored `stop` would call it many times and still finish.
+    let m = machine(8, 1);
+    let w = workload(8, 8, |t| vec![(t % 2) as u32], 2);
+    let len = SimLength {
+        warmup_ops: 0,
+        measured_ops: 100_000,
+    };
+    let calls = std::cell::Cell::new(0u32);
+    let stopped = simulate_until(&m, &w, 5.0, len, &|| {
+        calls.set(calls.get() + 1);
+        true
+    });
+    assert!(stopped.is_none(), "{stopped:?}");
+    assert_eq!(calls.get(), 1, "it gave up at the first check");
+    // Asked every interval but never told to stop: the same result as `simulate`.
+    calls.set(0);
+    let full = simulate_until(&m, &w, 5.0, len, &|| {
+        calls.set(calls.get() + 1);
+        false
+    })
+    .expect("not stopped");
+    assert!(
+        calls.get() >= 8 * 100_000 / STOP_CHECK_EVENTS,
+        "{}",
+        calls.get()
+    );
+    let plain = simulate(&m, &w, 5.0, len);
+    assert_eq!(full.ops_per_sec, plain.ops_per_sec);
+    assert_eq!(full.latency_ns_p99, plain.latency_ns_p99);
+}

@@ -113,6 +113,18 @@ pub fn validate_cv(
     len: SimLength,
     mech: Mechanisms,
 ) -> Result<CrossValidation, SimError> {
+    validate_cv_with(data_dir, template, len, mech, &mut |_| {})
+}
+
+/// [`validate_cv`], saying before each step what it starts (`calibration 3 of 8`, then
+/// `fold 2 of 8: TABLE held out`), for a front end's progress line.
+pub fn validate_cv_with(
+    data_dir: &Path,
+    template: &MachineProfile,
+    len: SimLength,
+    mech: Mechanisms,
+    step: &mut dyn FnMut(&str),
+) -> Result<CrossValidation, SimError> {
     let rows = [0usize, 2];
     // A directory of the user's own tables may lack the new boxes' file: they are then
     // not scored, and the output says so, rather than failing after every calibration.
@@ -120,8 +132,13 @@ pub fn validate_cv(
     // Every (SMT source, line option) the folds may need: calibrated as a user would, and
     // the box's four tables predicted once (start order 0).
     let mut variants: Vec<(bool, usize, MachineProfile, Vec<ValidationRow>)> = Vec::new();
+    let calibrations = 2 * LINE_CHOICES.len();
     for smt_from_pinning in [true, false] {
         for (li, &choice) in LINE_CHOICES.iter().enumerate() {
+            step(&format!(
+                "calibration {} of {calibrations}",
+                variants.len() + 1
+            ));
             let smt = (!smt_from_pinning).then_some(GENERIC_SMT_SLOWDOWN);
             let t = with_line_choice(template, choice, smt);
             let p = calibrate_seed_box_mech(data_dir, &t, rows, len, mech)?;
@@ -141,7 +158,12 @@ pub fn validate_cv(
     let spread = crate::sim::uncertainty::SEED_BOX_CALIBRATION;
     let mut out: Vec<(ValidationRow, Vec<f64>)> = Vec::new();
     let mut line_choice = Vec::new();
-    for held in CV_TABLES {
+    for (fold, held) in CV_TABLES.into_iter().enumerate() {
+        step(&format!(
+            "fold {} of {}: {held} held out",
+            fold + 1,
+            CV_TABLES.len()
+        ));
         if held == TABLE_2013 {
             let old_box = MachineProfile {
                 hash_ns: template.hash_ns.clone(),

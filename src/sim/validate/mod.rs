@@ -101,7 +101,9 @@ mod seed_box;
 mod templates;
 
 pub use crate::workload::perf_keys_per_thread;
-pub use cv::{CV_TABLES, CrossValidation, machine_model_sd, machine_of, validate_cv};
+pub use cv::{
+    CV_TABLES, CrossValidation, machine_model_sd, machine_of, validate_cv, validate_cv_with,
+};
 pub use metrics::{
     ColumnOrder, CvStats, RunSpread, abs_log_error_quantile, column_order, cv_stats, rms_log_error,
     run_spread,
@@ -205,7 +207,21 @@ pub fn validate_all(
     rows: [usize; 2],
     len: SimLength,
 ) -> Result<(MachineProfile, MachineProfile, Vec<ValidationRow>), SimError> {
+    validate_all_with(data_dir, template, rows, len, &mut |_| {})
+}
+
+/// [`validate_all`], saying before each of its five steps what it starts (`step 2 of 5:
+/// the 2024 tables`), for a front end's progress line.
+pub fn validate_all_with(
+    data_dir: &Path,
+    template: &MachineProfile,
+    rows: [usize; 2],
+    len: SimLength,
+    step: &mut dyn FnMut(&str),
+) -> Result<(MachineProfile, MachineProfile, Vec<ValidationRow>), SimError> {
+    step("step 1 of 5: calibrating the 256-CPU box");
     let profile = calibrate_seed_box(data_dir, template, rows, len)?;
+    step("step 2 of 5: the 2024 tables");
     let mut out = predict_published(data_dir, &profile, rows, len)?;
     // The template's hash costs, when it states them, hold for seed 003's box too: both
     // stand for "timed here", and stating them makes the whole validation reproducible.
@@ -213,9 +229,12 @@ pub fn validate_all(
         hash_ns: template.hash_ns.clone(),
         ..seed003_box_template()
     };
+    step("step 3 of 5: seed 003's 2013 table");
     let (old, cells) = validate_seed003_with(data_dir, &old_box, len)?;
     out.extend(cells);
+    step("step 4 of 5: seed 002's futex_numa pair");
     out.push(validate_futex_numa(&profile, len)?);
+    step("step 5 of 5: seed 000's pinning figures");
     out.extend(validate_pinning(&profile, len)?);
     Ok((profile, old, out))
 }
