@@ -12,6 +12,8 @@
 //!   shape, so lines stay distinct in grey print;
 //! - the legend sits right of the data area, never on it; the y title sits left of tick
 //!   labels whose area is sized for them;
+//! - the title is never clipped: too wide for one line it takes two ([`title_lines`]),
+//!   too long for two it ends in "…" at a word;
 //! - count axes ([`Plot::integer_y`], integral x values) get integer ticks only;
 //! - runs that repeat draw error bars ([`Line::spread`]), and a reference band
 //!   ([`Plot::band`], e.g. the random-expectation interval) is shaded and included in the y
@@ -52,6 +54,71 @@ pub fn legend_width(p: &Plot) -> u32 {
         .max()
         .unwrap_or(0) as u32;
     (48 + 7 * longest).clamp(LEGEND_WIDTH, MAX_LEGEND_WIDTH)
+}
+
+/// The title's font size (plotters' nominal size; the SVG's `font-size` is this ÷ 1.24).
+const TITLE_FONT: u32 = 22;
+
+/// Pixels the title keeps clear of the plot's left and right edges.
+const TITLE_MARGIN: u32 = 10;
+
+/// The widest a character of a `nominal`-size font is taken to be, in pixels: 0.6 em of
+/// the SVG's `font-size` (`nominal` ÷ 1.24). DejaVu Sans, a wide sans-serif, averages
+/// about 0.5 em over the digits, lower case and punctuation of titles, so a line this
+/// estimate fits fits in narrower fonts too.
+fn char_px(nominal: u32) -> f64 {
+    0.6 * nominal as f64 / 1.24
+}
+
+/// The title as drawn on a plot `width` pixels wide: one line when it fits; else two
+/// lines broken at the space that balances them best; when even two lines are too short,
+/// the second ends at the last word that fits, followed by "…". A title is never clipped
+/// by the edge of the plot.
+pub fn title_lines(title: &str, width: u32) -> Vec<String> {
+    let max = ((width.saturating_sub(2 * TITLE_MARGIN)) as f64 / char_px(TITLE_FONT)) as usize;
+    let len = |s: &str| s.chars().count();
+    if len(title) <= max {
+        return vec![title.to_string()];
+    }
+    // Every space is a candidate break: (first line, rest).
+    let breaks: Vec<(&str, &str)> = title
+        .char_indices()
+        .filter(|&(_, c)| c == ' ')
+        .map(|(i, _)| (title[..i].trim_end(), title[i + 1..].trim_start()))
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .collect();
+    if let Some((a, b)) = breaks
+        .iter()
+        .filter(|(a, b)| len(a) <= max && len(b) <= max)
+        .min_by_key(|(a, b)| len(a).max(len(b)))
+    {
+        return vec![a.to_string(), b.to_string()];
+    }
+    // Too long for two lines: fill the first, end the second with an ellipsis.
+    match breaks.iter().rev().find(|(a, _)| len(a) <= max) {
+        Some((a, b)) => vec![a.to_string(), ellipsis(b, max)],
+        None => vec![ellipsis(title, max)],
+    }
+}
+
+/// `s` cut after its last whole word that leaves room for " …" within `max` characters
+/// (mid-word only when its first word alone is too long), then "…".
+fn ellipsis(s: &str, max: usize) -> String {
+    let room = max.saturating_sub(2);
+    let head = s
+        .char_indices()
+        .filter(|&(i, c)| c == ' ' && s[..i].chars().count() <= room)
+        .map(|(i, _)| s[..i].trim_end_matches([' ', ',', ';', ':']))
+        .rfind(|h| !h.is_empty());
+    match head {
+        Some(h) => format!("{h} …"),
+        None => format!("{}…", cut(s, max.saturating_sub(1))),
+    }
+}
+
+/// The first `n` characters of `s`.
+fn cut(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
 }
 
 /// Height of each panel when a plot is faceted.
@@ -438,7 +505,7 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         let width = PLOT_SIZE.0 - LEGEND_WIDTH + legend_w;
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(to_io)?;
-        let body = root.titled(&p.title, ("sans-serif", 22)).map_err(to_io)?;
+        let body = draw_title(&root, &p.title, width)?;
         let areas = body.split_evenly((panels.len(), 1));
         let mut first_index = 0usize;
         for (panel_no, (area, &(lines, facet))) in areas.iter().zip(&panels).enumerate() {
@@ -468,6 +535,30 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         root.present().map_err(to_io)?;
     }
     Ok(svg)
+}
+
+/// The title's lines ([`title_lines`]) centred at the top of `root`; returns the area
+/// below them.
+fn draw_title<'b>(root: &Area<'b>, title: &str, width: u32) -> io::Result<Area<'b>> {
+    // As plotters' `titled`: 5 px above and below a line of its estimated height (18 px
+    // at 22), and 22 px for every further line.
+    const PAD: i32 = 5;
+    const LINE: i32 = 22;
+    let lines = title_lines(title, width);
+    let font = ("sans-serif", TITLE_FONT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, line) in lines.iter().enumerate() {
+        root.draw(&Text::new(
+            line.clone(),
+            ((width / 2) as i32, PAD + LINE * i as i32),
+            font.clone(),
+        ))
+        .map_err(to_io)?;
+    }
+    let height = 2 * PAD + 18 + LINE * (lines.len() as i32 - 1);
+    Ok(root.split_vertically(height).1)
 }
 
 /// One panel's data area: axes and grid, then the band, the reference line and the lines
@@ -860,6 +951,100 @@ mod tests {
         let (lo, hi) = y_range(&p, false);
         assert!(lo < 0.9 && hi > 1.1, "{lo}..{hi}");
         assert!(plot_svg_string(&p).unwrap().contains("random"));
+    }
+
+    /// The `<text>` elements of an SVG: (their attributes, their text unescaped).
+    pub(crate) fn svg_texts(svg: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut rest = svg;
+        while let Some(at) = rest.find("<text") {
+            rest = &rest[at + 5..];
+            let close = rest.find('>').expect("tag end");
+            let end = rest.find("</text>").expect("text end");
+            let text = rest[close + 1..end]
+                .trim()
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&apos;", "'")
+                .replace("&quot;", "\"")
+                .replace("&amp;", "&");
+            out.push((rest[..close].to_string(), text));
+            rest = &rest[end..];
+        }
+        out
+    }
+
+    /// The value of attribute `name` in `attrs`.
+    pub(crate) fn attr(attrs: &str, name: &str) -> Option<f64> {
+        let at = attrs.find(&format!(" {name}=\""))? + name.len() + 3;
+        attrs[at..].split('"').next()?.parse().ok()
+    }
+
+    /// The width of the SVG document.
+    fn svg_width(svg: &str) -> f64 {
+        attr(&svg[..svg.find('>').unwrap()], "width").unwrap()
+    }
+
+    /// The title's lines as drawn: the texts at the top, centred, in the title's font.
+    fn drawn_title(svg: &str) -> Vec<String> {
+        svg_texts(svg)
+            .into_iter()
+            .filter(|(a, _)| {
+                a.contains("text-anchor=\"middle\"")
+                    && attr(a, "font-size") == Some(TITLE_FONT as f64 / 1.24)
+            })
+            .map(|(_, t)| t)
+            .collect()
+    }
+
+    #[test]
+    fn a_long_title_wraps_onto_two_lines_within_the_plot() {
+        // The title `sim --plot` gave a profile calibrated with --runs (143 characters),
+        // which was drawn as one centred line and lost both ends.
+        let title = "simulated: 256 CPUs, 2 node(s): calibrated on rows 0,2 (240 threads, \
+                     jhash2) of buckets-240threads-256cpu-runs.csv, mean of runs run1,run2,run3";
+        let p = Plot {
+            title: title.into(),
+            lines: vec![Line::new("a", vec![(1.0, 1.0), (2.0, 2.0)])],
+            ..Plot::default()
+        };
+        let svg = plot_svg_string(&p).unwrap();
+        let lines = drawn_title(&svg);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        // Whole: the two lines are the title, broken at a space.
+        assert_eq!(lines.join(" "), title);
+        // Each line fits: centred at half the width, half its estimated width either side
+        // stays inside the margins (0.6 em per character of the 17.7 px font).
+        let width = svg_width(&svg);
+        for l in &lines {
+            let w = l.chars().count() as f64 * 0.6 * 22.0 / 1.24;
+            assert!(w <= width - 20.0, "{l:?}: {w} px on a {width} px plot");
+        }
+        // A short title stays one line.
+        let svg = plot_svg_string(&Plot {
+            title: "short".into(),
+            ..p.clone()
+        })
+        .unwrap();
+        assert_eq!(drawn_title(&svg), ["short"]);
+    }
+
+    #[test]
+    fn a_title_too_long_for_two_lines_ends_in_an_ellipsis_at_a_word() {
+        let words: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+        let title = words.join(" ");
+        let lines = title_lines(&title, PLOT_SIZE.0);
+        assert_eq!(lines.len(), 2);
+        let max = ((PLOT_SIZE.0 - 20) as f64 / (0.6 * 22.0 / 1.24)) as usize;
+        assert_eq!(max, 92);
+        assert!(lines.iter().all(|l| l.chars().count() <= max), "{lines:?}");
+        let shown = lines.join(" ");
+        let kept = shown.strip_suffix(" …").expect("ends in an ellipsis");
+        // What is kept is whole words of the title, in order.
+        assert!(title.starts_with(kept) && title[kept.len()..].starts_with(' '));
+        // One word longer than a line is cut, with the ellipsis.
+        let one = title_lines(&"x".repeat(200), PLOT_SIZE.0);
+        assert_eq!(one, [format!("{}…", "x".repeat(91))]);
     }
 
     #[test]
