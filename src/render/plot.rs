@@ -51,6 +51,7 @@ pub fn legend_width(p: &Plot) -> u32 {
         .map(|l| l.name.chars().count())
         .chain(p.band.iter().map(|b| b.name.chars().count()))
         .chain(p.reference.iter().map(|r| r.1.chars().count()))
+        .chain(p.spread_legend.iter().map(|s| s.chars().count()))
         .max()
         .unwrap_or(0) as u32;
     (48 + 7 * longest).clamp(LEGEND_WIDTH, MAX_LEGEND_WIDTH)
@@ -221,6 +222,9 @@ pub struct Plot {
     /// (split again above [`MAX_SERIES_PER_PANEL`]). Empty: panels of
     /// [`MAX_SERIES_PER_PANEL`] lines in order.
     pub facets: Vec<(String, usize)>,
+    /// Legend text for the error bars ([`Line::spread`]), e.g. "bars: 80 % prediction
+    /// interval": a legend row of its own, under the lines.
+    pub spread_legend: Option<String>,
 }
 
 /// The lines of each panel with the panel's title (`None`: numbered by its series).
@@ -432,16 +436,18 @@ impl Axes {
             .filter(|x| a.x_ok(*x))
             .collect();
         xs.sort_by(f64::total_cmp);
-        let (x0, mut x1) = match (xs.first(), xs.last()) {
+        let (x0, x1) = match (xs.first(), xs.last()) {
             (Some(lo), Some(hi)) => (a.tx(*lo), a.tx(*hi)),
             _ => (0.0, 1.0),
         };
-        if x1 - x0 < 1e-12 {
-            x1 = x0 + 1.0;
-        }
         a.integer_x = !p.log2_x && xs.iter().all(|x| x.fract() == 0.0);
-        let xpad = (x1 - x0) * 0.03;
-        a.x = (x0 - xpad, x1 + xpad);
+        a.x = if x1 - x0 < 1e-12 {
+            // One x: in the middle, a step (a doubling on a log2 axis) either side.
+            (x0 - 1.0, x0 + 1.0)
+        } else {
+            let xpad = (x1 - x0) * 0.03;
+            (x0 - xpad, x1 + xpad)
+        };
         a.ticks = ticks(a.y.0, a.y.1, log_y, p.integer_y);
         a.spacing = if log_y {
             0.0
@@ -785,6 +791,26 @@ fn draw_legend<DB: DrawingBackend>(
         area.draw(&Text::new(
             name.clone(),
             (40, y),
+            font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+        k += 1;
+    }
+    if let Some(name) = &p.spread_legend {
+        // An error bar as the lines draw it: a stem with a cap at each end.
+        let y = row(k);
+        let style = BLACK.stroke_width(1);
+        for seg in [
+            [(21, y - 7), (21, y + 7)],
+            [(17, y - 7), (25, y - 7)],
+            [(17, y + 7), (25, y + 7)],
+        ] {
+            area.draw(&PathElement::new(seg.to_vec(), style))
+                .map_err(to_io)?;
+        }
+        area.draw(&Text::new(
+            name.clone(),
+            (40, y),
             font.pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(to_io)?;
@@ -1045,6 +1071,20 @@ mod tests {
         // One word longer than a line is cut, with the ellipsis.
         let one = title_lines(&"x".repeat(200), PLOT_SIZE.0);
         assert_eq!(one, [format!("{}…", "x".repeat(91))]);
+    }
+
+    #[test]
+    fn one_x_sits_in_the_middle_of_its_axis() {
+        // Was 2^4 at the left edge of a 2^4..2^5 axis.
+        let mut p = Plot {
+            lines: vec![Line::new("a", vec![(16.0, 5.0)])],
+            log2_x: true,
+            ..Plot::default()
+        };
+        assert_eq!(Axes::of(&p).x, (3.0, 5.0));
+        p.log2_x = false;
+        p.lines[0].points = vec![(240.0, 5.0)];
+        assert_eq!(Axes::of(&p).x, (239.0, 241.0));
     }
 
     #[test]
