@@ -316,6 +316,49 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_whose_global_hash_equals_another_s_stays_visible() {
+        // `sim --profile seed-256cpu -t 240 --kernel 6.17,6.16-rc,7.2 -b auto,0,256`: the
+        // A/B table's rates (its interval ±24 %). 6.17's and 6.16-rc's global hash differ
+        // by 13 / 1,322,040 = 0.00098 %: one line hid the other.
+        let iv = |k, b, r: f64| rec(k, b, r, r * 0.76, r * 1.24);
+        let recs = [
+            iv("6.17", 1024, 1_275_601.0),
+            iv("6.17", 0, 1_322_027.0),
+            iv("6.17", 256, 943_291.0),
+            iv("6.16-rc", 1024, 10_449.0),
+            iv("6.16-rc", 0, 1_322_040.0),
+            iv("6.16-rc", 256, 10_510.0),
+            iv("7.2", 1024, 1_720_641.0),
+            iv("7.2", 0, 1_877_295.0),
+            iv("7.2", 256, 1_025_907.0),
+        ];
+        let plot = sim_plot(&recs, "p").unwrap();
+        let names: Vec<&str> = plot.lines.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names[3..5],
+            [
+                "jhash2 t=240 6.17 global hash",
+                "jhash2 t=240 6.16-rc global hash"
+            ]
+        );
+        let svg = plot_svg_string(&plot).unwrap();
+        // 13 / 1,322,040 = 0.000983 %, rounded up to two digits.
+        assert!(
+            svg.contains("dashed: on top of jhash2 t=240 6.17 global hash (within 0.00099 %)"),
+            "the legend says where the hidden line is"
+        );
+        // The later line is dashed: many short segments of its colour (sky blue, the
+        // fifth series), where a solid line is one.
+        let sky = polylines(&svg)
+            .into_iter()
+            .filter(|(c, w, _)| c == "#56B4E9" && *w == 2)
+            .count();
+        assert!(sky > 10, "{sky}");
+        // Nothing else lies on another line.
+        assert_eq!(svg.matches("on top of").count(), 1);
+    }
+
+    #[test]
     fn without_a_private_table_there_is_no_plot() {
         assert!(sim_plot(&[rec("", 0, 1.0, 0.5, 2.0)], "p").is_none());
     }

@@ -12,6 +12,8 @@
 //!   shape, so lines stay distinct in grey print;
 //! - the legend sits right of the data area, never on it; the y title sits left of tick
 //!   labels whose area is sized for them;
+//! - a line that would hide an earlier one of its panel is dashed, and its legend entry
+//!   says which one it lies on and how close they are (`overlaps`);
 //! - the title is never clipped: too wide for one line it takes two ([`title_lines`]),
 //!   too long for two it ends in "…" at a word;
 //! - count axes ([`Plot::integer_y`], integral x values) get integer ticks only;
@@ -45,6 +47,15 @@ const MAX_LEGEND_WIDTH: u32 = 520;
 /// sans-serif legend font (about 7 px per character, plus the swatch), so no name is
 /// clipped, within [`LEGEND_WIDTH`]..=[`MAX_LEGEND_WIDTH`].
 pub fn legend_width(p: &Plot) -> u32 {
+    // Notes are in the 11 px font: about 6 px per character.
+    let axes = Axes::of(p);
+    let notes = panels_of(p)
+        .iter()
+        .flat_map(|(lines, _)| overlap_notes(&axes, lines))
+        .flatten()
+        .map(|n| (6 * n.chars().count() as u32).div_ceil(7))
+        .max()
+        .unwrap_or(0) as usize;
     let longest = p
         .lines
         .iter()
@@ -52,6 +63,7 @@ pub fn legend_width(p: &Plot) -> u32 {
         .chain(p.band.iter().map(|b| b.name.chars().count()))
         .chain(p.reference.iter().map(|r| r.1.chars().count()))
         .chain(p.spread_legend.iter().map(|s| s.chars().count()))
+        .chain(std::iter::once(notes))
         .max()
         .unwrap_or(0) as u32;
     (48 + 7 * longest).clamp(LEGEND_WIDTH, MAX_LEGEND_WIDTH)
@@ -121,6 +133,11 @@ fn ellipsis(s: &str, max: usize) -> String {
 fn cut(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
+
+/// Dash plus gap, in pixels, of a line drawn over an earlier one it coincides with: the
+/// first such line of a panel has dashes of 7 px, each further one 2 px shorter (at least
+/// 1), all starting together, so when several coincide each shows a part of every period.
+const DASH_PERIOD: u32 = 14;
 
 /// Height of each panel when a plot is faceted.
 const FACET_HEIGHT: u32 = 420;
@@ -493,6 +510,77 @@ impl Axes {
     }
 }
 
+/// For each line of a panel, the earlier line of the panel it would hide, if any, with
+/// the largest relative difference of their y values. A later line is drawn over an
+/// earlier one; the two coincide when they have as many drawable points and each pair is
+/// within 0.5 % of the axis span in x and in y (about 2 px of a 440 px axis, the width of
+/// a line): the earlier one would be in the legend but not to be seen.
+fn overlaps(a: &Axes, lines: &[Line]) -> Vec<Option<(usize, f64)>> {
+    let drawn = |l: &Line| -> Vec<(f64, f64)> {
+        l.points
+            .iter()
+            .copied()
+            .filter(|&(x, y)| a.x_ok(x) && a.y_ok(y))
+            .collect()
+    };
+    let (sx, sy) = (a.x.1 - a.x.0, a.ty(a.y.1) - a.ty(a.y.0));
+    let pts: Vec<Vec<(f64, f64)>> = lines.iter().map(drawn).collect();
+    (0..lines.len())
+        .map(|j| {
+            (0..j).find_map(|i| {
+                let (u, v) = (&pts[i], &pts[j]);
+                let close = !u.is_empty()
+                    && u.len() == v.len()
+                    && u.iter().zip(v).all(|(p, q)| {
+                        (a.tx(p.0) - a.tx(q.0)).abs() <= 0.005 * sx
+                            && (a.ty(p.1) - a.ty(q.1)).abs() <= 0.005 * sy
+                    });
+                close.then(|| {
+                    let rel = u
+                        .iter()
+                        .zip(v)
+                        .map(|(p, q)| {
+                            let m = p.1.abs().max(q.1.abs());
+                            if m == 0.0 { 0.0 } else { (p.1 - q.1).abs() / m }
+                        })
+                        .fold(0.0, f64::max);
+                    (i, rel)
+                })
+            })
+        })
+        .collect()
+}
+
+/// The legend's note under each line that [`overlaps`] an earlier one: it is dashed, so
+/// the earlier one shows between its dashes, and the note says which one and how close
+/// ("dashed: on top of NAME (within 0.00099 %)", the difference rounded up to two
+/// significant digits, or "(same values)").
+fn overlap_notes(a: &Axes, lines: &[Line]) -> Vec<Option<String>> {
+    overlaps(a, lines)
+        .into_iter()
+        .map(|o| {
+            o.map(|(i, rel)| {
+                let how = if rel == 0.0 {
+                    "same values".to_string()
+                } else {
+                    format!("within {} %", round_up_2sig(rel * 100.0))
+                };
+                format!("dashed: on top of {} ({how})", lines[i].name)
+            })
+        })
+        .collect()
+}
+
+/// `v > 0` rounded up to two significant digits, as text: 0.000983 → "0.00099",
+/// 1.21 → "1.3", 12.1 → "13".
+fn round_up_2sig(v: f64) -> String {
+    let decimals = |v: f64| (1 - v.log10().floor() as i32).max(0);
+    let scale = 10f64.powi(decimals(v));
+    let r = (v * scale * (1.0 - 1e-12)).ceil() / scale;
+    // Rounding up may reach the next power of ten (0.00099999 → 0.001): two digits of it.
+    format!("{r:.0$}", decimals(r) as usize)
+}
+
 type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
 
 /// Renders the plot as an SVG document. Non-finite values are skipped (and non-positive
@@ -516,8 +604,9 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         let mut first_index = 0usize;
         for (panel_no, (area, &(lines, facet))) in areas.iter().zip(&panels).enumerate() {
             let (data_area, legend_area) = area.split_horizontally(width - legend_w);
-            draw_panel(&root, &data_area, p, &axes, lines)?;
-            draw_legend(&legend_area, p, lines, panel_no == 0)?;
+            let notes = overlap_notes(&axes, lines);
+            draw_panel(&root, &data_area, p, &axes, lines, &notes)?;
+            draw_legend(&legend_area, p, lines, &notes)?;
             if panels.len() > 1 {
                 let title = match facet {
                     Some(t) => t.to_string(),
@@ -569,7 +658,14 @@ fn draw_title<'b>(root: &Area<'b>, title: &str, width: u32) -> io::Result<Area<'
 
 /// One panel's data area: axes and grid, then the band, the reference line and the lines
 /// with their error bars, in that order (later ones on top).
-fn draw_panel(root: &Area, data_area: &Area, p: &Plot, a: &Axes, lines: &[Line]) -> io::Result<()> {
+fn draw_panel(
+    root: &Area,
+    data_area: &Area,
+    p: &Plot,
+    a: &Axes,
+    lines: &[Line],
+    notes: &[Option<String>],
+) -> io::Result<()> {
     let mut chart = ChartBuilder::on(data_area)
         .margin(12)
         .x_label_area_size(48)
@@ -608,7 +704,11 @@ fn draw_panel(root: &Area, data_area: &Area, p: &Plot, a: &Axes, lines: &[Line])
             .map_err(to_io)?;
     }
     for (i, line) in lines.iter().enumerate() {
-        draw_line(&mut chart, a, line, i)?;
+        // The how-manyth line of the panel drawn over another this one is (0: none).
+        let dashed = notes[i]
+            .as_ref()
+            .map_or(0, |_| notes[..=i].iter().flatten().count());
+        draw_line(&mut chart, a, line, i, dashed as u32)?;
     }
     Ok(())
 }
@@ -663,9 +763,10 @@ fn draw_band(chart: &mut Chart, a: &Axes, b: &Band) -> io::Result<()> {
     Ok(())
 }
 
-/// Series `i`: its line (unless markers only), markers, then horizontal and vertical
-/// error bars.
-fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize) -> io::Result<()> {
+/// Series `i`: its line (unless markers only; dashed when it lies on an earlier one, the
+/// `dashed`-th such line of the panel, see [`DASH_PERIOD`]), markers, then horizontal and
+/// vertical error bars.
+fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize, dashed: u32) -> io::Result<()> {
     let c = series_colour(i);
     let pts: Vec<(f64, f64)> = line
         .points
@@ -673,7 +774,17 @@ fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize) -> io::Result<(
         .filter(|(x, y)| a.x_ok(*x) && a.y_ok(*y))
         .map(|&(x, y)| (a.tx(x), a.ty(y)))
         .collect();
-    if !line.markers_only {
+    if !line.markers_only && dashed > 0 {
+        let dash = 7u32.saturating_sub(2 * (dashed - 1)).max(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                pts.iter().copied(),
+                dash,
+                DASH_PERIOD - dash,
+                c.stroke_width(2),
+            ))
+            .map_err(to_io)?;
+    } else if !line.markers_only {
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
             .map_err(to_io)?;
@@ -743,7 +854,7 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     p: &Plot,
     lines: &[Line],
-    _first_panel: bool,
+    notes: &[Option<String>],
 ) -> io::Result<()> {
     let font = ("sans-serif", 13).into_font().color(&BLACK);
     let row = |k: usize| 34 + 20 * k as i32;
@@ -751,9 +862,16 @@ fn draw_legend<DB: DrawingBackend>(
     for (i, line) in lines.iter().enumerate() {
         let c = series_colour(i);
         let y = row(k);
+        let swatch: &[[(i32, i32); 2]] = if notes[i].is_some() {
+            &[[(8, y), (14, y)], [(28, y), (34, y)]]
+        } else {
+            &[[(8, y), (34, y)]]
+        };
         if !line.markers_only {
-            area.draw(&PathElement::new(vec![(8, y), (34, y)], c.stroke_width(2)))
-                .map_err(to_io)?;
+            for seg in swatch {
+                area.draw(&PathElement::new(seg.to_vec(), c.stroke_width(2)))
+                    .map_err(to_io)?;
+            }
         }
         match i % 3 {
             0 => area.draw(&Circle::new((21, y), 3, c.filled())),
@@ -768,6 +886,18 @@ fn draw_legend<DB: DrawingBackend>(
         ))
         .map_err(to_io)?;
         k += 1;
+        if let Some(note) = &notes[i] {
+            area.draw(&Text::new(
+                note.clone(),
+                (40, row(k) - 4),
+                ("sans-serif", 11)
+                    .into_font()
+                    .color(&BLACK.mix(0.75))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(to_io)?;
+            k += 1;
+        }
     }
     if let Some(b) = &p.band {
         let y = row(k);
@@ -1085,6 +1215,41 @@ mod tests {
         p.log2_x = false;
         p.lines[0].points = vec![(240.0, 5.0)];
         assert_eq!(Axes::of(&p).x, (239.0, 241.0));
+    }
+
+    #[test]
+    fn a_line_on_top_of_another_is_dashed_and_noted() {
+        let p = Plot {
+            lines: vec![
+                Line::new("a", vec![(1.0, 100.0), (2.0, 200.0)]),
+                // 0.0005 / 100.0005 = 0.00049999…%: hidden under nothing, it hides a.
+                Line::new("b", vec![(1.0, 100.0005), (2.0, 200.0)]),
+                Line::new("c", vec![(1.0, 150.0), (2.0, 150.0)]),
+            ],
+            ..Plot::default()
+        };
+        let svg = plot_svg_string(&p).unwrap();
+        let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.1).collect();
+        let notes: Vec<&String> = texts.iter().filter(|t| t.contains("on top of")).collect();
+        assert_eq!(notes, ["dashed: on top of a (within 0.00050 %)"]);
+        // a: one polyline and one legend swatch; b in dashes (a swatch of two).
+        let count = |c: RGBColor| {
+            let stroke = format!(
+                "stroke=\"#{:02X}{:02X}{:02X}\" stroke-width=\"2\"",
+                c.0, c.1, c.2
+            );
+            svg.matches(&stroke).count()
+        };
+        assert_eq!(count(series_colour(0)), 2);
+        assert!(count(series_colour(1)) >= 6, "{}", count(series_colour(1)));
+        // Identical values say so.
+        let mut q = p.clone();
+        q.lines[1].points[0].1 = 100.0;
+        let svg = plot_svg_string(&q).unwrap();
+        assert!(svg.contains("dashed: on top of a (same values)"));
+        assert_eq!(round_up_2sig(0.000_999_99), "0.0010");
+        assert_eq!(round_up_2sig(1.21), "1.3");
+        assert_eq!(round_up_2sig(12.1), "13");
     }
 
     #[test]
