@@ -427,7 +427,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     let text = sim_text(a.out.format, &req, &records, &benches)?;
     a.out.emit(&text)?;
     if let Some(path) = &a.plot {
-        super::sim_plot::plot_records(path, &records, &profile.name)?;
+        plot_records(path, &records, &profile.name)?;
     }
     if crate::bench::interrupt::requested() {
         return Err(CliError::Interrupted);
@@ -773,6 +773,12 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         .map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     a.out.emit(&text)
+}
+
+/// The sweep's plot: one line per hasher, thread count and (with several presets)
+/// kernel, each rate with its 80 % prediction interval ([`super::sim_plot`]).
+fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), CliError> {
+    super::sim_plot::plot_records(path, records, title)
 }
 
 /// `sim profile --this-machine`: topology from sysfs, hash costs of the seed hashers timed
