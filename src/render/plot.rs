@@ -554,18 +554,21 @@ fn overlaps(a: &Axes, lines: &[Line]) -> Vec<Option<(usize, f64)>> {
 /// The legend's note under each line that [`overlaps`] an earlier one: it is dashed, so
 /// the earlier one shows between its dashes, and the note says which one and how close
 /// ("dashed: on top of NAME (within 0.00099 %)", the difference rounded up to two
-/// significant digits, or "(same values)").
+/// significant digits, or "(same values)"; a markers-only series has no line to dash:
+/// "on top of NAME (…)").
 fn overlap_notes(a: &Axes, lines: &[Line]) -> Vec<Option<String>> {
     overlaps(a, lines)
         .into_iter()
-        .map(|o| {
+        .zip(lines)
+        .map(|(o, line)| {
             o.map(|(i, rel)| {
                 let how = if rel == 0.0 {
                     "same values".to_string()
                 } else {
                     format!("within {} %", round_up_2sig(rel * 100.0))
                 };
-                format!("dashed: on top of {} ({how})", lines[i].name)
+                let dashed = if line.markers_only { "" } else { "dashed: " };
+                format!("{dashed}on top of {} ({how})", lines[i].name)
             })
         })
         .collect()
@@ -1247,6 +1250,10 @@ mod tests {
         q.lines[1].points[0].1 = 100.0;
         let svg = plot_svg_string(&q).unwrap();
         assert!(svg.contains("dashed: on top of a (same values)"));
+        // Points without a line are not dashed, and the note does not say they are.
+        q.lines[1].markers_only = true;
+        let svg = plot_svg_string(&q).unwrap();
+        assert!(svg.contains(">\non top of a (same values)\n<"), "{svg}");
         assert_eq!(round_up_2sig(0.000_999_99), "0.0010");
         assert_eq!(round_up_2sig(1.21), "1.3");
         assert_eq!(round_up_2sig(12.1), "13");
