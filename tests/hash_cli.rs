@@ -511,7 +511,10 @@ fn sim_and_model_bench_records_warn_when_the_hash_fails_on_the_keys_run() {
         .find(|l| l.starts_with("|     256"))
         .expect("the 256 row");
     assert!(row.trim_end().ends_with("! |"), "{t}");
-    assert!(t.contains("! nooff: fails "), "{t}");
+    assert!(
+        t.contains("! nooff at threads 64, buckets 256: fails "),
+        "{t}"
+    );
     // The model bench: 2 threads x 1024 words (2 x 4096 bytes, so at most 3 pages each)
     // into 16 private slots: at most 6 distinct hashes for 2048 keys, at most 6 of 16
     // buckets occupied where a random function fills all 16.

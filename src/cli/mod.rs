@@ -21,6 +21,7 @@ mod sim;
 mod sim_ab;
 mod sim_args;
 mod sim_calibrate;
+mod sim_plot;
 mod sim_trace;
 mod sim_validate;
 

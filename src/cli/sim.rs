@@ -10,7 +10,6 @@ use super::sim_validate::ValidateArgs;
 use super::{CliError, OutputArgs, args};
 use crate::hashers::HashKey;
 use crate::render::output::wrap_comment;
-use crate::render::plot::line_plot_svg;
 use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::sim::calibrate::global_hash_size;
 use crate::sim::kernel::Kernel;
@@ -822,76 +821,9 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
 }
 
 /// The sweep's plot: one line per hasher, thread count and (with several presets)
-/// kernel over the private table's slots, points in slot order (a size reached twice, as
-/// `-b auto,512` can, drawn once); each line's global-hash rate, which has no place on a
-/// slots axis, as a flat line of its own across the same slots.
+/// kernel, each rate with its 80 % prediction interval ([`super::sim_plot`]).
 fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), CliError> {
-    let mut kernels: Vec<&str> = Vec::new();
-    for r in records {
-        if !kernels.contains(&r.kernel.as_str()) {
-            kernels.push(&r.kernel);
-        }
-    }
-    let label = |r: &SimRecord| {
-        let mut l = format!("{} t={}", r.bench.algo, r.bench.threads);
-        if kernels.len() > 1 {
-            l.push_str(&format!(" {}", r.kernel));
-        }
-        l
-    };
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for r in records.iter().filter(|r| r.bench.buckets > 0) {
-        let point = (r.bench.buckets as f64, r.bench.ops_per_sec);
-        let l = label(r);
-        match series.iter_mut().find(|s| s.0 == l) {
-            Some(s) if s.1.iter().any(|p| p.0 == point.0) => {}
-            Some(s) => s.1.push(point),
-            None => series.push((l, vec![point])),
-        }
-    }
-    if series.is_empty() {
-        return Err(CliError::Usage(format!(
-            "--plot '{}': no private table was simulated (every -b resolved to the global hash), and the plot's axis is the private table's slots; the rates are in the table",
-            path.display()
-        )));
-    }
-    for s in &mut series {
-        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    for k in &kernels {
-        if !records
-            .iter()
-            .any(|r| r.kernel == *k && r.bench.buckets > 0)
-        {
-            eprintln!(
-                "futexhash: note: --plot: kernel {} ran only the global hash here; its rates are in the table, not on the plot",
-                if k.is_empty() { "(none)" } else { k }
-            );
-        }
-    }
-    let mut globals = Vec::new();
-    for r in records.iter().filter(|r| r.bench.buckets == 0) {
-        let l = label(r);
-        let Some((_, pts)) = series.iter().find(|s| s.0 == l) else {
-            continue;
-        };
-        let (first, last) = (pts[0].0, pts[pts.len() - 1].0);
-        let name = format!("{l} global hash");
-        if !globals.iter().any(|(n, _): &(String, _)| *n == name) {
-            let y = r.bench.ops_per_sec;
-            globals.push((name, vec![(first, y), (last.max(first * 2.0), y)]));
-        }
-    }
-    series.extend(globals);
-    line_plot_svg(
-        path,
-        &format!("simulated: {title}"),
-        "private hash slots",
-        "ops/sec per thread",
-        &series,
-        true,
-    )
-    .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))
+    super::sim_plot::plot_records(path, records, title)
 }
 
 /// `sim profile --this-machine`: topology from sysfs, hash costs of the seed hashers timed

@@ -12,6 +12,10 @@
 //!   shape, so lines stay distinct in grey print;
 //! - the legend sits right of the data area, never on it; the y title sits left of tick
 //!   labels whose area is sized for them;
+//! - a line that would hide an earlier one of its panel is dashed, and its legend entry
+//!   says which one it lies on and how close they are (`overlaps`);
+//! - the title is never clipped: too wide for one line it takes two ([`title_lines`]),
+//!   too long for two it ends in "…" at a word;
 //! - count axes ([`Plot::integer_y`], integral x values) get integer ticks only;
 //! - runs that repeat draw error bars ([`Line::spread`]), and a reference band
 //!   ([`Plot::band`], e.g. the random-expectation interval) is shaded and included in the y
@@ -43,16 +47,97 @@ const MAX_LEGEND_WIDTH: u32 = 520;
 /// sans-serif legend font (about 7 px per character, plus the swatch), so no name is
 /// clipped, within [`LEGEND_WIDTH`]..=[`MAX_LEGEND_WIDTH`].
 pub fn legend_width(p: &Plot) -> u32 {
+    // Notes are in the 11 px font: about 6 px per character.
+    let axes = Axes::of(p);
+    let notes = panels_of(p)
+        .iter()
+        .flat_map(|(lines, _)| overlap_notes(&axes, lines))
+        .flatten()
+        .map(|n| (6 * n.chars().count() as u32).div_ceil(7))
+        .max()
+        .unwrap_or(0) as usize;
     let longest = p
         .lines
         .iter()
         .map(|l| l.name.chars().count())
         .chain(p.band.iter().map(|b| b.name.chars().count()))
         .chain(p.reference.iter().map(|r| r.1.chars().count()))
+        .chain(p.spread_legend.iter().map(|s| s.chars().count()))
+        .chain(std::iter::once(notes))
         .max()
         .unwrap_or(0) as u32;
     (48 + 7 * longest).clamp(LEGEND_WIDTH, MAX_LEGEND_WIDTH)
 }
+
+/// The title's font size (plotters' nominal size; the SVG's `font-size` is this ÷ 1.24).
+const TITLE_FONT: u32 = 22;
+
+/// Pixels the title keeps clear of the plot's left and right edges.
+const TITLE_MARGIN: u32 = 10;
+
+/// The widest a character of a `nominal`-size font is taken to be, in pixels: 0.6 em of
+/// the SVG's `font-size` (`nominal` ÷ 1.24). DejaVu Sans, a wide sans-serif, averages
+/// about 0.5 em over the digits, lower case and punctuation of titles, so a line this
+/// estimate fits fits in narrower fonts too.
+fn char_px(nominal: u32) -> f64 {
+    0.6 * nominal as f64 / 1.24
+}
+
+/// The title as drawn on a plot `width` pixels wide: one line when it fits; else two
+/// lines broken at the space that balances them best; when even two lines are too short,
+/// the second ends at the last word that fits, followed by "…". A title is never clipped
+/// by the edge of the plot.
+pub fn title_lines(title: &str, width: u32) -> Vec<String> {
+    let max = ((width.saturating_sub(2 * TITLE_MARGIN)) as f64 / char_px(TITLE_FONT)) as usize;
+    let len = |s: &str| s.chars().count();
+    if len(title) <= max {
+        return vec![title.to_string()];
+    }
+    // Every space is a candidate break: (first line, rest).
+    let breaks: Vec<(&str, &str)> = title
+        .char_indices()
+        .filter(|&(_, c)| c == ' ')
+        .map(|(i, _)| (title[..i].trim_end(), title[i + 1..].trim_start()))
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .collect();
+    if let Some((a, b)) = breaks
+        .iter()
+        .filter(|(a, b)| len(a) <= max && len(b) <= max)
+        .min_by_key(|(a, b)| len(a).max(len(b)))
+    {
+        return vec![a.to_string(), b.to_string()];
+    }
+    // Too long for two lines: fill the first, end the second with an ellipsis.
+    match breaks.iter().rev().find(|(a, _)| len(a) <= max) {
+        Some((a, b)) => vec![a.to_string(), ellipsis(b, max)],
+        None => vec![ellipsis(title, max)],
+    }
+}
+
+/// `s` cut after its last whole word that leaves room for " …" within `max` characters
+/// (mid-word only when its first word alone is too long), then "…".
+fn ellipsis(s: &str, max: usize) -> String {
+    let room = max.saturating_sub(2);
+    let head = s
+        .char_indices()
+        .filter(|&(i, c)| c == ' ' && s[..i].chars().count() <= room)
+        .map(|(i, _)| s[..i].trim_end_matches([' ', ',', ';', ':']))
+        .rfind(|h| !h.is_empty());
+    match head {
+        Some(h) => format!("{h} …"),
+        None => format!("{}…", cut(s, max.saturating_sub(1))),
+    }
+}
+
+/// The first `n` characters of `s`.
+fn cut(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// Dash plus gap, in pixels, of a line drawn over an earlier one it coincides with: the
+/// first such line of a panel has dashes of 7 px, each further one 2 px shorter (at least
+/// 1), all starting together, so when several coincide each shows a part of every period.
+const DASH_PERIOD: u32 = 14;
 
 /// Height of each panel when a plot is faceted.
 const FACET_HEIGHT: u32 = 420;
@@ -154,6 +239,9 @@ pub struct Plot {
     /// (split again above [`MAX_SERIES_PER_PANEL`]). Empty: panels of
     /// [`MAX_SERIES_PER_PANEL`] lines in order.
     pub facets: Vec<(String, usize)>,
+    /// Legend text for the error bars ([`Line::spread`]), e.g. "bars: 80 % prediction
+    /// interval": a legend row of its own, under the lines.
+    pub spread_legend: Option<String>,
 }
 
 /// The lines of each panel with the panel's title (`None`: numbered by its series).
@@ -365,16 +453,18 @@ impl Axes {
             .filter(|x| a.x_ok(*x))
             .collect();
         xs.sort_by(f64::total_cmp);
-        let (x0, mut x1) = match (xs.first(), xs.last()) {
+        let (x0, x1) = match (xs.first(), xs.last()) {
             (Some(lo), Some(hi)) => (a.tx(*lo), a.tx(*hi)),
             _ => (0.0, 1.0),
         };
-        if x1 - x0 < 1e-12 {
-            x1 = x0 + 1.0;
-        }
         a.integer_x = !p.log2_x && xs.iter().all(|x| x.fract() == 0.0);
-        let xpad = (x1 - x0) * 0.03;
-        a.x = (x0 - xpad, x1 + xpad);
+        a.x = if x1 - x0 < 1e-12 {
+            // One x: in the middle, a step (a doubling on a log2 axis) either side.
+            (x0 - 1.0, x0 + 1.0)
+        } else {
+            let xpad = (x1 - x0) * 0.03;
+            (x0 - xpad, x1 + xpad)
+        };
         a.ticks = ticks(a.y.0, a.y.1, log_y, p.integer_y);
         a.spacing = if log_y {
             0.0
@@ -420,6 +510,80 @@ impl Axes {
     }
 }
 
+/// For each line of a panel, the earlier line of the panel it would hide, if any, with
+/// the largest relative difference of their y values. A later line is drawn over an
+/// earlier one; the two coincide when they have as many drawable points and each pair is
+/// within 0.5 % of the axis span in x and in y (about 2 px of a 440 px axis, the width of
+/// a line): the earlier one would be in the legend but not to be seen.
+fn overlaps(a: &Axes, lines: &[Line]) -> Vec<Option<(usize, f64)>> {
+    let drawn = |l: &Line| -> Vec<(f64, f64)> {
+        l.points
+            .iter()
+            .copied()
+            .filter(|&(x, y)| a.x_ok(x) && a.y_ok(y))
+            .collect()
+    };
+    let (sx, sy) = (a.x.1 - a.x.0, a.ty(a.y.1) - a.ty(a.y.0));
+    let pts: Vec<Vec<(f64, f64)>> = lines.iter().map(drawn).collect();
+    (0..lines.len())
+        .map(|j| {
+            (0..j).find_map(|i| {
+                let (u, v) = (&pts[i], &pts[j]);
+                let close = !u.is_empty()
+                    && u.len() == v.len()
+                    && u.iter().zip(v).all(|(p, q)| {
+                        (a.tx(p.0) - a.tx(q.0)).abs() <= 0.005 * sx
+                            && (a.ty(p.1) - a.ty(q.1)).abs() <= 0.005 * sy
+                    });
+                close.then(|| {
+                    let rel = u
+                        .iter()
+                        .zip(v)
+                        .map(|(p, q)| {
+                            let m = p.1.abs().max(q.1.abs());
+                            if m == 0.0 { 0.0 } else { (p.1 - q.1).abs() / m }
+                        })
+                        .fold(0.0, f64::max);
+                    (i, rel)
+                })
+            })
+        })
+        .collect()
+}
+
+/// The legend's note under each line that [`overlaps`] an earlier one: it is dashed, so
+/// the earlier one shows between its dashes, and the note says which one and how close
+/// ("dashed: on top of NAME (within 0.00099 %)", the difference rounded up to two
+/// significant digits, or "(same values)"; a markers-only series has no line to dash:
+/// "on top of NAME (…)").
+fn overlap_notes(a: &Axes, lines: &[Line]) -> Vec<Option<String>> {
+    overlaps(a, lines)
+        .into_iter()
+        .zip(lines)
+        .map(|(o, line)| {
+            o.map(|(i, rel)| {
+                let how = if rel == 0.0 {
+                    "same values".to_string()
+                } else {
+                    format!("within {} %", round_up_2sig(rel * 100.0))
+                };
+                let dashed = if line.markers_only { "" } else { "dashed: " };
+                format!("{dashed}on top of {} ({how})", lines[i].name)
+            })
+        })
+        .collect()
+}
+
+/// `v > 0` rounded up to two significant digits, as text: 0.000983 → "0.00099",
+/// 1.21 → "1.3", 12.1 → "13".
+fn round_up_2sig(v: f64) -> String {
+    let decimals = |v: f64| (1 - v.log10().floor() as i32).max(0);
+    let scale = 10f64.powi(decimals(v));
+    let r = (v * scale * (1.0 - 1e-12)).ceil() / scale;
+    // Rounding up may reach the next power of ten (0.00099999 → 0.001): two digits of it.
+    format!("{r:.0$}", decimals(r) as usize)
+}
+
 type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
 
 /// Renders the plot as an SVG document. Non-finite values are skipped (and non-positive
@@ -438,13 +602,14 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
         let width = PLOT_SIZE.0 - LEGEND_WIDTH + legend_w;
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(to_io)?;
-        let body = root.titled(&p.title, ("sans-serif", 22)).map_err(to_io)?;
+        let body = draw_title(&root, &p.title, width)?;
         let areas = body.split_evenly((panels.len(), 1));
         let mut first_index = 0usize;
         for (panel_no, (area, &(lines, facet))) in areas.iter().zip(&panels).enumerate() {
             let (data_area, legend_area) = area.split_horizontally(width - legend_w);
-            draw_panel(&root, &data_area, p, &axes, lines)?;
-            draw_legend(&legend_area, p, lines, panel_no == 0)?;
+            let notes = overlap_notes(&axes, lines);
+            draw_panel(&root, &data_area, p, &axes, lines, &notes)?;
+            draw_legend(&legend_area, p, lines, &notes)?;
             if panels.len() > 1 {
                 let title = match facet {
                     Some(t) => t.to_string(),
@@ -470,9 +635,40 @@ pub fn plot_svg_string(p: &Plot) -> io::Result<String> {
     Ok(svg)
 }
 
+/// The title's lines ([`title_lines`]) centred at the top of `root`; returns the area
+/// below them.
+fn draw_title<'b>(root: &Area<'b>, title: &str, width: u32) -> io::Result<Area<'b>> {
+    // As plotters' `titled`: 5 px above and below a line of its estimated height (18 px
+    // at 22), and 22 px for every further line.
+    const PAD: i32 = 5;
+    const LINE: i32 = 22;
+    let lines = title_lines(title, width);
+    let font = ("sans-serif", TITLE_FONT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, line) in lines.iter().enumerate() {
+        root.draw(&Text::new(
+            line.clone(),
+            ((width / 2) as i32, PAD + LINE * i as i32),
+            font.clone(),
+        ))
+        .map_err(to_io)?;
+    }
+    let height = 2 * PAD + 18 + LINE * (lines.len() as i32 - 1);
+    Ok(root.split_vertically(height).1)
+}
+
 /// One panel's data area: axes and grid, then the band, the reference line and the lines
 /// with their error bars, in that order (later ones on top).
-fn draw_panel(root: &Area, data_area: &Area, p: &Plot, a: &Axes, lines: &[Line]) -> io::Result<()> {
+fn draw_panel(
+    root: &Area,
+    data_area: &Area,
+    p: &Plot,
+    a: &Axes,
+    lines: &[Line],
+    notes: &[Option<String>],
+) -> io::Result<()> {
     let mut chart = ChartBuilder::on(data_area)
         .margin(12)
         .x_label_area_size(48)
@@ -511,7 +707,11 @@ fn draw_panel(root: &Area, data_area: &Area, p: &Plot, a: &Axes, lines: &[Line])
             .map_err(to_io)?;
     }
     for (i, line) in lines.iter().enumerate() {
-        draw_line(&mut chart, a, line, i)?;
+        // The how-manyth line of the panel drawn over another this one is (0: none).
+        let dashed = notes[i]
+            .as_ref()
+            .map_or(0, |_| notes[..=i].iter().flatten().count());
+        draw_line(&mut chart, a, line, i, dashed as u32)?;
     }
     Ok(())
 }
@@ -566,9 +766,10 @@ fn draw_band(chart: &mut Chart, a: &Axes, b: &Band) -> io::Result<()> {
     Ok(())
 }
 
-/// Series `i`: its line (unless markers only), markers, then horizontal and vertical
-/// error bars.
-fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize) -> io::Result<()> {
+/// Series `i`: its line (unless markers only; dashed when it lies on an earlier one, the
+/// `dashed`-th such line of the panel, see [`DASH_PERIOD`]), markers, then horizontal and
+/// vertical error bars.
+fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize, dashed: u32) -> io::Result<()> {
     let c = series_colour(i);
     let pts: Vec<(f64, f64)> = line
         .points
@@ -576,7 +777,17 @@ fn draw_line(chart: &mut Chart, a: &Axes, line: &Line, i: usize) -> io::Result<(
         .filter(|(x, y)| a.x_ok(*x) && a.y_ok(*y))
         .map(|&(x, y)| (a.tx(x), a.ty(y)))
         .collect();
-    if !line.markers_only {
+    if !line.markers_only && dashed > 0 {
+        let dash = 7u32.saturating_sub(2 * (dashed - 1)).max(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                pts.iter().copied(),
+                dash,
+                DASH_PERIOD - dash,
+                c.stroke_width(2),
+            ))
+            .map_err(to_io)?;
+    } else if !line.markers_only {
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
             .map_err(to_io)?;
@@ -646,7 +857,7 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     p: &Plot,
     lines: &[Line],
-    _first_panel: bool,
+    notes: &[Option<String>],
 ) -> io::Result<()> {
     let font = ("sans-serif", 13).into_font().color(&BLACK);
     let row = |k: usize| 34 + 20 * k as i32;
@@ -654,9 +865,16 @@ fn draw_legend<DB: DrawingBackend>(
     for (i, line) in lines.iter().enumerate() {
         let c = series_colour(i);
         let y = row(k);
+        let swatch: &[[(i32, i32); 2]] = if notes[i].is_some() {
+            &[[(8, y), (14, y)], [(28, y), (34, y)]]
+        } else {
+            &[[(8, y), (34, y)]]
+        };
         if !line.markers_only {
-            area.draw(&PathElement::new(vec![(8, y), (34, y)], c.stroke_width(2)))
-                .map_err(to_io)?;
+            for seg in swatch {
+                area.draw(&PathElement::new(seg.to_vec(), c.stroke_width(2)))
+                    .map_err(to_io)?;
+            }
         }
         match i % 3 {
             0 => area.draw(&Circle::new((21, y), 3, c.filled())),
@@ -671,6 +889,18 @@ fn draw_legend<DB: DrawingBackend>(
         ))
         .map_err(to_io)?;
         k += 1;
+        if let Some(note) = &notes[i] {
+            area.draw(&Text::new(
+                note.clone(),
+                (40, row(k) - 4),
+                ("sans-serif", 11)
+                    .into_font()
+                    .color(&BLACK.mix(0.75))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(to_io)?;
+            k += 1;
+        }
     }
     if let Some(b) = &p.band {
         let y = row(k);
@@ -691,6 +921,26 @@ fn draw_legend<DB: DrawingBackend>(
         let y = row(k);
         area.draw(&PathElement::new(vec![(8, y), (34, y)], BLACK.mix(0.6)))
             .map_err(to_io)?;
+        area.draw(&Text::new(
+            name.clone(),
+            (40, y),
+            font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+        k += 1;
+    }
+    if let Some(name) = &p.spread_legend {
+        // An error bar as the lines draw it: a stem with a cap at each end.
+        let y = row(k);
+        let style = BLACK.stroke_width(1);
+        for seg in [
+            [(21, y - 7), (21, y + 7)],
+            [(17, y - 7), (25, y - 7)],
+            [(17, y + 7), (25, y + 7)],
+        ] {
+            area.draw(&PathElement::new(seg.to_vec(), style))
+                .map_err(to_io)?;
+        }
         area.draw(&Text::new(
             name.clone(),
             (40, y),
@@ -860,6 +1110,153 @@ mod tests {
         let (lo, hi) = y_range(&p, false);
         assert!(lo < 0.9 && hi > 1.1, "{lo}..{hi}");
         assert!(plot_svg_string(&p).unwrap().contains("random"));
+    }
+
+    /// The `<text>` elements of an SVG: (their attributes, their text unescaped).
+    pub(crate) fn svg_texts(svg: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut rest = svg;
+        while let Some(at) = rest.find("<text") {
+            rest = &rest[at + 5..];
+            let close = rest.find('>').expect("tag end");
+            let end = rest.find("</text>").expect("text end");
+            let text = rest[close + 1..end]
+                .trim()
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&apos;", "'")
+                .replace("&quot;", "\"")
+                .replace("&amp;", "&");
+            out.push((rest[..close].to_string(), text));
+            rest = &rest[end..];
+        }
+        out
+    }
+
+    /// The value of attribute `name` in `attrs`.
+    pub(crate) fn attr(attrs: &str, name: &str) -> Option<f64> {
+        let at = attrs.find(&format!(" {name}=\""))? + name.len() + 3;
+        attrs[at..].split('"').next()?.parse().ok()
+    }
+
+    /// The width of the SVG document.
+    fn svg_width(svg: &str) -> f64 {
+        attr(&svg[..svg.find('>').unwrap()], "width").unwrap()
+    }
+
+    /// The title's lines as drawn: the texts at the top, centred, in the title's font.
+    fn drawn_title(svg: &str) -> Vec<String> {
+        svg_texts(svg)
+            .into_iter()
+            .filter(|(a, _)| {
+                a.contains("text-anchor=\"middle\"")
+                    && attr(a, "font-size") == Some(TITLE_FONT as f64 / 1.24)
+            })
+            .map(|(_, t)| t)
+            .collect()
+    }
+
+    #[test]
+    fn a_long_title_wraps_onto_two_lines_within_the_plot() {
+        // The title `sim --plot` gave a profile calibrated with --runs (143 characters),
+        // which was drawn as one centred line and lost both ends.
+        let title = "simulated: 256 CPUs, 2 node(s): calibrated on rows 0,2 (240 threads, \
+                     jhash2) of buckets-240threads-256cpu-runs.csv, mean of runs run1,run2,run3";
+        let p = Plot {
+            title: title.into(),
+            lines: vec![Line::new("a", vec![(1.0, 1.0), (2.0, 2.0)])],
+            ..Plot::default()
+        };
+        let svg = plot_svg_string(&p).unwrap();
+        let lines = drawn_title(&svg);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        // Whole: the two lines are the title, broken at a space.
+        assert_eq!(lines.join(" "), title);
+        // Each line fits: centred at half the width, half its estimated width either side
+        // stays inside the margins (0.6 em per character of the 17.7 px font).
+        let width = svg_width(&svg);
+        for l in &lines {
+            let w = l.chars().count() as f64 * 0.6 * 22.0 / 1.24;
+            assert!(w <= width - 20.0, "{l:?}: {w} px on a {width} px plot");
+        }
+        // A short title stays one line.
+        let svg = plot_svg_string(&Plot {
+            title: "short".into(),
+            ..p.clone()
+        })
+        .unwrap();
+        assert_eq!(drawn_title(&svg), ["short"]);
+    }
+
+    #[test]
+    fn a_title_too_long_for_two_lines_ends_in_an_ellipsis_at_a_word() {
+        let words: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+        let title = words.join(" ");
+        let lines = title_lines(&title, PLOT_SIZE.0);
+        assert_eq!(lines.len(), 2);
+        let max = ((PLOT_SIZE.0 - 20) as f64 / (0.6 * 22.0 / 1.24)) as usize;
+        assert_eq!(max, 92);
+        assert!(lines.iter().all(|l| l.chars().count() <= max), "{lines:?}");
+        let shown = lines.join(" ");
+        let kept = shown.strip_suffix(" …").expect("ends in an ellipsis");
+        // What is kept is whole words of the title, in order.
+        assert!(title.starts_with(kept) && title[kept.len()..].starts_with(' '));
+        // One word longer than a line is cut, with the ellipsis.
+        let one = title_lines(&"x".repeat(200), PLOT_SIZE.0);
+        assert_eq!(one, [format!("{}…", "x".repeat(91))]);
+    }
+
+    #[test]
+    fn one_x_sits_in_the_middle_of_its_axis() {
+        // Was 2^4 at the left edge of a 2^4..2^5 axis.
+        let mut p = Plot {
+            lines: vec![Line::new("a", vec![(16.0, 5.0)])],
+            log2_x: true,
+            ..Plot::default()
+        };
+        assert_eq!(Axes::of(&p).x, (3.0, 5.0));
+        p.log2_x = false;
+        p.lines[0].points = vec![(240.0, 5.0)];
+        assert_eq!(Axes::of(&p).x, (239.0, 241.0));
+    }
+
+    #[test]
+    fn a_line_on_top_of_another_is_dashed_and_noted() {
+        let p = Plot {
+            lines: vec![
+                Line::new("a", vec![(1.0, 100.0), (2.0, 200.0)]),
+                // 0.0005 / 100.0005 = 0.00049999…%: hidden under nothing, it hides a.
+                Line::new("b", vec![(1.0, 100.0005), (2.0, 200.0)]),
+                Line::new("c", vec![(1.0, 150.0), (2.0, 150.0)]),
+            ],
+            ..Plot::default()
+        };
+        let svg = plot_svg_string(&p).unwrap();
+        let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.1).collect();
+        let notes: Vec<&String> = texts.iter().filter(|t| t.contains("on top of")).collect();
+        assert_eq!(notes, ["dashed: on top of a (within 0.00050 %)"]);
+        // a: one polyline and one legend swatch; b in dashes (a swatch of two).
+        let count = |c: RGBColor| {
+            let stroke = format!(
+                "stroke=\"#{:02X}{:02X}{:02X}\" stroke-width=\"2\"",
+                c.0, c.1, c.2
+            );
+            svg.matches(&stroke).count()
+        };
+        assert_eq!(count(series_colour(0)), 2);
+        assert!(count(series_colour(1)) >= 6, "{}", count(series_colour(1)));
+        // Identical values say so.
+        let mut q = p.clone();
+        q.lines[1].points[0].1 = 100.0;
+        let svg = plot_svg_string(&q).unwrap();
+        assert!(svg.contains("dashed: on top of a (same values)"));
+        // Points without a line are not dashed, and the note does not say they are.
+        q.lines[1].markers_only = true;
+        let svg = plot_svg_string(&q).unwrap();
+        assert!(svg.contains(">\non top of a (same values)\n<"), "{svg}");
+        assert_eq!(round_up_2sig(0.000_999_99), "0.0010");
+        assert_eq!(round_up_2sig(1.21), "1.3");
+        assert_eq!(round_up_2sig(12.1), "13");
     }
 
     #[test]

@@ -379,22 +379,54 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
         t.push(row);
     }
     let mut out = t.render_within(MAIL_WIDTH, if many_threads { 2 } else { 1 });
-    // The marked cells, each once: the figure reflects the key layout, not the hash.
-    let mut notes: Vec<String> = Vec::new();
+    // The marked cells: the figure reflects the key layout, not the hash. One line per
+    // column and warning, naming its cells by the table's rows (threads, buckets), so a
+    // warning that holds for several rows is listed once with all of them.
+    // (column, warning, cells)
+    type Note<'a> = (String, &'a str, Vec<(usize, u64)>);
+    let mut notes: Vec<Note> = Vec::new();
     for r in records.iter().filter(|r| !r.warning.is_empty()) {
-        let n = format!("! {}: {}", r.column_label(), r.warning);
-        if !notes.contains(&n) {
-            notes.push(n);
+        let (column, cell) = (r.column_label(), (r.threads, r.buckets));
+        match notes.iter_mut().find(|n| n.0 == column && n.1 == r.warning) {
+            Some(n) if n.2.contains(&cell) => {}
+            Some(n) => n.2.push(cell),
+            None => notes.push((column, &r.warning, vec![cell])),
         }
     }
     if !notes.is_empty() {
         out.push_str("! = the hasher fails a distribution test on the keys run at that size:\n");
     }
-    for n in notes {
-        out.push_str(&n);
-        out.push('\n');
+    for (column, warning, cells) in notes {
+        out.push_str(&format!(
+            "! {column} at {}: {warning}\n",
+            cells_phrase(&cells)
+        ));
     }
     out
+}
+
+/// The cells `(threads, buckets)` a footnote is about, in the table's terms, grouped by
+/// buckets in order of appearance: "threads 30, buckets 0", "threads 60 and 120, buckets
+/// 0", "threads 240, buckets 16; threads 240, buckets 256".
+fn cells_phrase(cells: &[(usize, u64)]) -> String {
+    let mut by_buckets: Vec<(u64, Vec<String>)> = Vec::new();
+    for &(threads, buckets) in cells {
+        match by_buckets.iter_mut().find(|g| g.0 == buckets) {
+            Some(g) => g.1.push(threads.to_string()),
+            None => by_buckets.push((buckets, vec![threads.to_string()])),
+        }
+    }
+    by_buckets
+        .iter()
+        .map(|(buckets, threads)| {
+            let t = match threads.as_slice() {
+                [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+                _ => threads.join(""),
+            };
+            format!("threads {t}, buckets {buckets}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Plot series for [`crate::render::plot`]: one per (column label, thread count), points
@@ -583,6 +615,45 @@ mod tests {
             record(0, 2, 2.0, Backend::Kernel, "kernel"),
         ]);
         assert!(two.contains("| threads | buckets | kernel |"), "{two}");
+    }
+
+    #[test]
+    fn each_footnote_names_its_cells() {
+        // `sim --profile seed-256cpu -t 30,60,120,240 --algo seed -b 0` listed hash_long's
+        // warnings four times with nothing to tell which row each belonged to.
+        let warned = |threads, algo: &str, w: &str| {
+            let mut r = record(0, threads, 1.0, Backend::Sim, algo);
+            r.warning = w.into();
+            r
+        };
+        let w30 = "fails collisions (22584 vs 6195 expected) on perf keys at 65536 buckets";
+        let w60 = "fails collisions (52161 vs 21568 expected) on perf keys at 65536 buckets";
+        let same = "fails collisions (28688 vs 21568 expected) on perf keys at 65536 buckets";
+        let recs = vec![
+            warned(30, "hash_long", w30),
+            warned(60, "hash_long", w60),
+            warned(60, "crc32c", same),
+            warned(120, "crc32c", same),
+            warned(240, "crc32c", ""),
+        ];
+        let t = sweep_table(&recs);
+        let notes: Vec<&str> = t
+            .lines()
+            .filter(|l| l.starts_with("! ") && !l.starts_with("! ="))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "! hash_long at threads 30, buckets 0: fails collisions (22584 vs 6195 expected) on perf keys at 65536 buckets",
+                "! hash_long at threads 60, buckets 0: fails collisions (52161 vs 21568 expected) on perf keys at 65536 buckets",
+                "! crc32c at threads 60 and 120, buckets 0: fails collisions (28688 vs 21568 expected) on perf keys at 65536 buckets",
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            cells_phrase(&[(240, 16), (240, 256), (30, 16), (60, 16)]),
+            "threads 240, 30 and 60, buckets 16; threads 240, buckets 256"
+        );
     }
 
     #[test]

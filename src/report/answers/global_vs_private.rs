@@ -182,7 +182,7 @@ pub fn global_vs_private(
         for (name, slots) in [("global", 0), ("auto private", merged)] {
             if let Some(p) = top.at(slots) {
                 t.push(vec![
-                    format!("{} CPUs", profile.cpus),
+                    profile_short_label(profile),
                     top.threads.to_string(),
                     name.into(),
                     if slots == 0 {
@@ -307,8 +307,41 @@ pub fn measure_noisy(ctx: &Context, runs: usize) -> Result<NoisyFigures, ReportE
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::curve;
+    use super::super::test_support::{context, curve, two_256_cpu_profiles};
     use super::*;
+
+    #[test]
+    fn the_simulated_table_tells_the_two_profiles_apart() {
+        // Its profile column read "256 CPUs" on all four rows.
+        let (seed, user) = two_256_cpu_profiles();
+        let ctx = context(seed.clone(), Some(user.clone()));
+        let mut pts: Vec<(u64, f64)> = (1..=12).map(|k| (1u64 << k, 90.0)).collect();
+        pts[9].1 = 95.0; // 1024 slots: the auto size at 240 threads on 256 CPUs
+        let curves = vec![
+            (seed, vec![curve(100.0, &pts)]),
+            (user, vec![curve(100.0, &pts)]),
+        ];
+        let n = noisy([900.0, 1000.0, 1100.0], [400.0, 500.0, 600.0], 600);
+        let a = global_vs_private(&ctx, &curves, &[], &n);
+        let rows: Vec<&str> = a
+            .evidence
+            .lines()
+            .filter(|l| l.contains(" |     240 | "))
+            .collect();
+        let profile = |l: &str| l.split('|').nth(1).unwrap().trim().to_string();
+        let got: Vec<String> = rows.iter().map(|l| profile(l)).collect();
+        assert_eq!(
+            got,
+            [
+                "seed thread 256-CPU 2-node box (256 CPUs)",
+                "seed thread 256-CPU 2-node box (256 CPUs)",
+                "profile /tmp/good.toml (256 CPUs)",
+                "profile /tmp/good.toml (256 CPUs)",
+            ],
+            "{}",
+            a.evidence
+        );
+    }
 
     fn noisy(g99: [f64; 3], p99: [f64; 3], shared: u64) -> NoisyFigures {
         let s = |v: [f64; 3]| Spread::of(&v).unwrap();

@@ -148,6 +148,49 @@ impl SlotCurve {
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
+    use crate::report::context::{Context, Depth, Given};
+    use crate::sim::profile::MachineProfile;
+
+    /// The seed box and a user's profile of as many CPUs, named as the report names them:
+    /// the calibrated seed box's name (`sim::validate::calibrate_seed_box`) and the name
+    /// `report --profile /tmp/good.toml` gives a profile calibrated on the seed's runs.
+    pub(crate) fn two_256_cpu_profiles() -> (MachineProfile, MachineProfile) {
+        let mut seed = crate::sim::validate::seed_box_template();
+        seed.name = "seed thread 256-CPU 2-node box, calibrated on rows 0 and 2 of \
+                     buckets-240threads-256cpu.csv"
+            .into();
+        let mut user = seed.clone();
+        user.name = "profile /tmp/good.toml: 256 CPUs, 2 node(s): calibrated on rows 0,2 \
+                     (240 threads, jhash2) of buckets-240threads-256cpu-runs.csv, mean of runs \
+                     run1,run2,run3"
+            .into();
+        (seed, user)
+    }
+
+    /// A context with no measurement in it: `seed_box` and the user's `profile`, the
+    /// quick run length.
+    pub(crate) fn context(seed_box: MachineProfile, profile: Option<MachineProfile>) -> Context {
+        Context {
+            depth: Depth::Quick,
+            repeat: 1,
+            hashers: Vec::new(),
+            extra: Vec::new(),
+            machine: crate::machine::MachineInfo::this_machine(),
+            costs: Vec::new(),
+            seed_box,
+            user_profile: profile,
+            validation: Vec::new(),
+            sim_len: crate::sim::SimLength {
+                warmup_ops: 100,
+                measured_ops: 500,
+            },
+            data_dir: std::path::PathBuf::from("data/published"),
+            given: Given {
+                algo: None,
+                profile: Some("/tmp/good.toml".into()),
+            },
+        }
+    }
 
     pub(crate) fn curve(global: f64, pts: &[(u64, f64)]) -> SlotCurve {
         SlotCurve {

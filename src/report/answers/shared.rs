@@ -143,6 +143,13 @@ pub fn profile_label(p: &MachineProfile) -> String {
     )
 }
 
+/// The label of a profile in a table's column: [`profile_label`] without the node count,
+/// "seed thread 256-CPU 2-node box (256 CPUs)" or "profile mine.toml (256 CPUs)", so the
+/// seed box and a `--profile` of as many CPUs are told apart.
+pub fn profile_short_label(p: &MachineProfile) -> String {
+    format!("{} ({} CPUs)", short_name(&p.name), p.cpus)
+}
+
 pub(crate) fn short_name(name: &str) -> &str {
     name.split([',', ':']).next().unwrap_or(name).trim()
 }

@@ -66,6 +66,15 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
     s
 }
 
+/// The title (and so the alt text) of `answer-slots-K.svg`: the profile by its
+/// [`profile_label`], so the seed box's plot and a `--profile` of as many CPUs differ.
+pub fn slots_plot_title(profile: &MachineProfile) -> String {
+    format!(
+        "private hash vs global (simulated): {}",
+        profile_label(profile)
+    )
+}
+
 /// Question 1 from the simulated curves (one list per profile, ascending thread counts).
 pub fn default_and_limit(
     ctx: &Context,
@@ -132,7 +141,7 @@ pub fn default_and_limit(
         );
         let file = format!("answer-slots-{k}.svg");
         let plot = Plot {
-            title: format!("private hash vs global, {} CPUs (simulated)", profile.cpus),
+            title: slots_plot_title(profile),
             x_label: "private hash slots".into(),
             y_label: "ops/sec ÷ global hash".into(),
             log2_x: true,
@@ -197,8 +206,43 @@ pub fn default_and_limit(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::curve;
+    use super::super::test_support::{context, curve, two_256_cpu_profiles};
     use super::*;
+
+    #[test]
+    fn each_profile_s_plot_is_titled_by_its_own_label() {
+        // Both plots were "private hash vs global, 256 CPUs (simulated)", title and alt
+        // text alike.
+        let (seed, user) = two_256_cpu_profiles();
+        let ctx = context(seed.clone(), Some(user.clone()));
+        let pts: Vec<(u64, f64)> = (1..=12).map(|k| (1u64 << k, 90.0)).collect();
+        let curves = vec![
+            (seed, vec![curve(100.0, &pts)]),
+            (user, vec![curve(100.0, &pts)]),
+        ];
+        let dir = std::env::temp_dir().join(format!("futexhash-slots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = default_and_limit(&ctx, &curves, &[], &dir).unwrap();
+        let titles = [
+            "private hash vs global (simulated): seed thread 256-CPU 2-node box (256 CPUs, 2 node(s))",
+            "private hash vs global (simulated): profile /tmp/good.toml (256 CPUs, 2 node(s))",
+        ];
+        for (k, title) in titles.iter().enumerate() {
+            // The alt text of the Markdown reference, and the SVG's own title.
+            assert!(
+                a.evidence
+                    .contains(&format!("![{title}](answer-slots-{k}.svg)")),
+                "{}",
+                a.evidence
+            );
+            let svg = std::fs::read_to_string(dir.join(format!("answer-slots-{k}.svg"))).unwrap();
+            assert!(
+                svg.contains(&format!("\n{title}\n")),
+                "answer-slots-{k}.svg"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn smallest_size_within_five_percent_and_the_plateau() {
