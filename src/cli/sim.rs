@@ -403,6 +403,9 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         ));
     }
     let req = sim_request(&a, &profile, op)?;
+    if let Some(path) = &a.plot {
+        check_plot_has_slots(path, &req)?;
+    }
     // Refused before the note below and before any hash is timed.
     req.check()?;
     if let Some((t, cpus_used)) = req.time_sliced() {
@@ -774,6 +777,51 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         .map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     a.out.emit(&text)
+}
+
+/// `--plot`'s axis is the private table's slots: refused before any work when every `-b`
+/// of every configuration resolves to the global hash at every thread count (`-b 0`, or
+/// `auto` and the default `-b` under kernels without a private hash), resolved as the run
+/// resolves them ([`Slots::resolve`]).
+fn check_plot_has_slots(path: &Path, req: &SimRequest) -> Result<(), CliError> {
+    let cpus = req.profile.cpus;
+    let private = req.configs.iter().any(|o| {
+        let global = o.global_buckets.unwrap_or_else(|| global_hash_size(cpus));
+        o.slots.iter().flatten().any(|s| {
+            req.sweep
+                .threads
+                .iter()
+                .any(|&t| s.resolve(t, cpus, global) > 0)
+        })
+    });
+    if private {
+        return Ok(());
+    }
+    let slots: Vec<String> = req.configs[0]
+        .slots
+        .iter()
+        .flatten()
+        .map(|s| s.label())
+        .collect();
+    let kernels: Vec<&str> = req
+        .configs
+        .iter()
+        .map(|o| o.kernel.as_str())
+        .filter(|k| !k.is_empty())
+        .collect();
+    let (said, fix) = if kernels.is_empty() {
+        (String::new(), "give -b a private size (e.g. -b 16..4096)")
+    } else {
+        (
+            format!(" on kernel {}", kernels.join(", ")),
+            "add a kernel with a private hash (6.16-rc, 6.17+)",
+        )
+    };
+    Err(CliError::Usage(format!(
+        "--plot '{}': -b {}{said} is the global hash only, and the plot's axis is the private table's slots; {fix}, or drop --plot",
+        path.display(),
+        slots.join(","),
+    )))
 }
 
 /// The sweep's plot: one line per hasher, thread count and (with several presets)
