@@ -100,3 +100,109 @@ fn plot_without_a_private_table_is_refused_before_the_run() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(plot.exists() && out.exists());
 }
+
+// B. Rows no model can reach at their table size, and a fit stuck at its floor ----------
+
+/// The seed's three runs of the 240-thread table, with run2's 4-slot cell replaced.
+fn runs_with_4_slot_run2(rate: u64) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/published/buckets-240threads-256cpu-runs.csv"),
+    )
+    .unwrap();
+    assert!(text.contains("\n4,16911,24145,23941\n"), "{text}");
+    let p = tmp(&format!("runs-4-{rate}.csv"));
+    std::fs::write(
+        &p,
+        text.replace(
+            "\n4,16911,24145,23941\n",
+            &format!("\n4,16911,{rate},23941\n"),
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn seed_calibration<'a>(from: &'a str, extra: &[&'a str], out: &'a str) -> Vec<&'a str> {
+    let mut a = vec![
+        "sim",
+        "calibrate",
+        "--from",
+        from,
+        "--threads",
+        "240",
+        "--cpus",
+        "256",
+        "--nodes",
+        "2",
+        "--template",
+        "data/machines/seed-256cpu-template.toml",
+        "--out",
+        out,
+    ];
+    a.extend_from_slice(extra);
+    a
+}
+
+// 4 slots serve at most 4 of 240 threads at a time, each operation holding its bucket lock
+// for at least the template's hold_ns = 100 ns: 4 / 240 × 1e9 / 100 = 166,667 ops/sec per
+// thread at most (data/machines/seed-256cpu-template.toml states hold_ns = 100.0).
+const FOUR_SLOT_BOUND: &str = "166667";
+
+#[test]
+fn calibrate_refuses_a_row_beyond_what_its_slots_can_serve() {
+    let out = tmp("never-b.toml");
+    // The mean of the runs: (16911 + 5000000 + 23941) / 3 = 1680284 per thread.
+    let csv = runs_with_4_slot_run2(5_000_000);
+    let err = refused(&seed_calibration(
+        s(&csv),
+        &["--runs", "all", "--rows", "0,2"],
+        s(&out),
+    ));
+    assert!(
+        err.contains("row 2") && err.contains("1680284") && err.contains(FOUR_SLOT_BOUND),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // A mean within reach but one run beyond it: (16911 + 400000 + 23941) / 3 = 146951,
+    // run2's 400000 is not.
+    let csv = runs_with_4_slot_run2(400_000);
+    let err = refused(&seed_calibration(
+        s(&csv),
+        &["--runs", "all", "--rows", "0,2"],
+        s(&out),
+    ));
+    assert!(
+        err.contains("row 2")
+            && err.contains("run2")
+            && err.contains("400000")
+            && err.contains(FOUR_SLOT_BOUND),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Without --runs: the column's own value.
+    let csv = tmp("one-run.csv");
+    std::fs::write(&csv, "buckets,rate\n0,1868129\n4,200000\n").unwrap();
+    let err = refused(&seed_calibration(s(&csv), &["--rows", "0,1"], s(&out)));
+    assert!(
+        err.contains("row 1") && err.contains("200000") && err.contains(FOUR_SLOT_BOUND),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn calibrate_refuses_a_fit_stuck_at_its_floor() {
+    // The global row at 9.5 M ops/sec per thread is within the CPUs' reach (256 CPUs for 240
+    // threads, 1e9 / 100 ns = 1e7) but not the template's: its hold_ns (100) and jhash2
+    // (6.622 ns) alone take 106.6 ns an operation, 9.38 M per second, so outside_ns would
+    // have to be below zero. No cost of this template reproduces the row; the fit must not
+    // pass its floor off as a value nor keep the template's and write a profile that misses
+    // the row by more than 100 %.
+    let out = tmp("never-floor.toml");
+    let csv = tmp("too-fast-global.csv");
+    std::fs::write(&csv, "buckets,rate\n0,9500000\n4,24000\n").unwrap();
+    let err = refused(&seed_calibration(s(&csv), &["--rows", "0,1"], s(&out)));
+    assert!(err.contains("outside_ns") && err.contains("floor"), "{err}");
+    assert!(!out.exists());
+}

@@ -8,7 +8,7 @@
 
 use super::calibrate::{
     Calibration, DEFAULT_NOISE, Observation, Scenario, calibrate, check_calibration,
-    global_hash_size,
+    check_reachable, global_hash_size,
 };
 use super::hashcost::{HashCost, hash_cost, measure_hash_ns};
 use super::profile::{MachineProfile, Topology, read_sysfs_topology};
@@ -350,6 +350,33 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
             .iter()
             .map(|&c| rows_of(&[c]))
             .collect::<Result<_, _>>()?;
+        // Every row within reach as it is fitted (the mean of the runs) and in each run
+        // alone, named as the request gave it, before anything is simulated.
+        let columns = &self.measured.table.columns;
+        let reachable = |set: &[Observation], what: &str| {
+            self.rows.iter().zip(set).try_for_each(|(&i, o)| {
+                check_reachable(&template, &scenario, o)
+                    .map_err(|e| SimError::BadRequest(format!("row {i}{what}: {e}")))
+            })
+        };
+        reachable(
+            &obs,
+            &if self.runs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (mean of runs {})",
+                    self.runs
+                        .iter()
+                        .map(|&c| columns[c].as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            },
+        )?;
+        for (run, &c) in per_run.iter().zip(&self.runs) {
+            reachable(run, &format!(" of run {}", columns[c]))?;
+        }
         check_calibration(&template, &scenario, &obs)?;
         for run in &per_run {
             check_calibration(&template, &scenario, run)?;
@@ -363,9 +390,16 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         if !per_run.is_empty() {
             let refits: Vec<MachineProfile> = per_run
                 .iter()
-                .map(|run| {
+                .zip(&self.runs)
+                .map(|(run, &c)| {
                     calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len)
                         .map(|c| c.profile)
+                        .map_err(|e| match e {
+                            SimError::BadRequest(m) => {
+                                SimError::BadRequest(format!("run {}: {m}", columns[c]))
+                            }
+                            e => e,
+                        })
                 })
                 .collect::<Result<_, _>>()?;
             profile.calibration_runs = refit_spread(&refits);
