@@ -206,3 +206,51 @@ fn calibrate_refuses_a_fit_stuck_at_its_floor() {
     assert!(err.contains("outside_ns") && err.contains("floor"), "{err}");
     assert!(!out.exists());
 }
+
+// C. --out naming an input --------------------------------------------------------------
+
+#[test]
+fn calibrate_out_may_not_name_its_own_input() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines");
+    let from = tmp("r2.csv");
+    let template = tmp("t2.toml");
+    std::fs::copy(root.join("this-vm-kernel-t2.csv"), &from).unwrap();
+    std::fs::copy(root.join("this-vm-template.toml"), &template).unwrap();
+    let from_text = std::fs::read(&from).unwrap();
+    let template_text = std::fs::read(&template).unwrap();
+    let link = tmp("link-to-r2.csv");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&from, &link).unwrap();
+    let dotted = from.parent().unwrap().join(".").join("r2.csv");
+    let calibration = |out: &Path| {
+        vec![
+            "sim".to_string(),
+            "calibrate".into(),
+            "--from".into(),
+            s(&from).into(),
+            "--rows".into(),
+            "0,1".into(),
+            "--threads".into(),
+            "2".into(),
+            "--cpus".into(),
+            "2".into(),
+            "--template".into(),
+            s(&template).into(),
+            "--out".into(),
+            s(out).into(),
+        ]
+    };
+    for out in [&from, &link, &dotted, &template] {
+        let args = calibration(out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = refused(&args);
+        assert!(err.contains(s(out)), "{err}");
+        assert!(
+            err.contains("--from") || err.contains("--template"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&from).unwrap(), from_text);
+        assert_eq!(std::fs::read(&template).unwrap(), template_text);
+        assert!(link.is_symlink());
+    }
+}
