@@ -254,3 +254,96 @@ fn calibrate_out_may_not_name_its_own_input() {
         assert!(link.is_symlink());
     }
 }
+
+// D. A profile name with control characters, and `machine` without quoting -------------
+
+/// A valid profile file named `name` (TOML basic-string escapes allowed).
+fn profile_named(file: &str, name_toml: &str) -> PathBuf {
+    let p = tmp(file);
+    std::fs::write(
+        &p,
+        format!(
+            "name = \"{name_toml}\"\ncpus = 4\nnodes = 1\noutside_ns = 200.0\nhold_ns = 50.0\n\
+             handoff_local_ns = 100.0\nhandoff_remote_ns = 100.0\n\n[hash_ns]\njhash2 = 5.0\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn profile_names_with_control_characters_are_refused() {
+    for (i, (esc, code)) in [
+        ("\\n", "U+000A"),
+        ("\\t", "U+0009"),
+        ("\\r", "U+000D"),
+        ("\\u001B", "U+001B"),
+        ("\\u007F", "U+007F"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = profile_named(&format!("ctl{i}.toml"), &format!("box{esc}two"));
+        let err = refused(&[
+            "sim",
+            "--profile",
+            s(&p),
+            "-t",
+            "2",
+            "-b",
+            "16",
+            "--ops",
+            "20",
+        ]);
+        assert!(err.contains("name") && err.contains(code), "{esc}: {err}");
+    }
+}
+
+#[test]
+fn machine_field_needs_no_csv_quoting_whatever_the_profile_name() {
+    let p = profile_named("quoted.toml", "box \\\"A\\\", 4 CPUs");
+    for workload in ["hash", "lock"] {
+        let mut args = vec![
+            "sim",
+            "--profile",
+            s(&p),
+            "--workload",
+            workload,
+            "-t",
+            "2",
+            "--ops",
+            "20",
+            "--warmup",
+            "5",
+            "--format",
+            "csv",
+        ];
+        if workload == "hash" {
+            args.extend(["-b", "16"]);
+        }
+        let o = futexhash(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let col = rd
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "machine")
+            .unwrap();
+        let rec = rd.records().next().unwrap().unwrap();
+        let machine = &rec[col];
+        assert!(
+            !machine.contains(',') && !machine.contains('"') && machine.contains("box"),
+            "{machine}"
+        );
+        // Written as it is: no quotes around it in the file.
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .contains(&format!(",{machine},")),
+            "{text}"
+        );
+    }
+}

@@ -210,12 +210,16 @@ impl MeasuredTable {
         Ok(cols)
     }
 
-    /// The file's name, for the fitted profile's.
+    /// The file's name, for the fitted profile's (a control character in it as `?`: a
+    /// profile name is one line of printable text, [`MachineProfile::validate`]).
     fn file_name(&self) -> String {
-        self.path.file_name().map_or_else(
+        let name = self.path.file_name().map_or_else(
             || self.path.display().to_string(),
             |f| f.to_string_lossy().into_owned(),
-        )
+        );
+        name.chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
     }
 }
 

@@ -409,10 +409,11 @@ pub fn run_sweep_until(
     Ok(recs.collect())
 }
 
-/// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas,
-/// as in measured records).
+/// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas
+/// as in measured records and `'` for double quotes, so that the CSV field needs no quoting;
+/// a name has no control characters, [`MachineProfile::validate`]).
 pub fn simulated_machine(p: &MachineProfile) -> String {
-    format!("simulated: {}", p.name.replace(',', ";"))
+    format!("simulated: {}", p.name.replace(',', ";").replace('"', "'"))
 }
 
 /// A simulated run as a bench record (`backend = "sim"`, no process, full CPU share).
