@@ -347,3 +347,34 @@ fn machine_field_needs_no_csv_quoting_whatever_the_profile_name() {
         );
     }
 }
+
+// E. An input far larger than any measured table ----------------------------------------
+
+#[test]
+fn calibrate_refuses_a_huge_input_before_reading_it() {
+    let csv = tmp("huge.csv");
+    let f = std::fs::File::create(&csv).unwrap();
+    std::io::Write::write_all(&mut &f, b"buckets,rate\n0,1000\n16,2000\n").unwrap();
+    // 17 MiB, sparse: reading it would take the memory, the check must not.
+    f.set_len(17 << 20).unwrap();
+    let out = tmp("never-huge.toml");
+    let err = refused(&[
+        "sim",
+        "calibrate",
+        "--from",
+        s(&csv),
+        "--rows",
+        "0,1",
+        "--threads",
+        "2",
+        "--cpus",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(
+        err.contains(s(&csv)) && err.contains("17825792") && err.contains("16 MiB"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -14,7 +14,9 @@ use super::hashcost::{HashCost, hash_cost, measure_hash_ns};
 use super::profile::{MachineProfile, Topology, read_sysfs_topology};
 use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until};
 use super::uncertainty::refit_spread;
-use super::validate::{PublishedTable, hasher_for_column, perf_keys_per_thread, read_published};
+use super::validate::{
+    PublishedTable, hasher_for_column, parse_published, perf_keys_per_thread, read_table_text,
+};
 use super::{Design, SimLength, SimOp};
 use crate::hashers::KeyHasher;
 use crate::sim::SimError;
@@ -126,7 +128,9 @@ pub struct MeasuredTable {
 impl MeasuredTable {
     /// Reads `path` and picks the rate column named `column` (the first without a name).
     pub fn read(path: &Path, column: Option<&str>) -> Result<Self, SimError> {
-        let table = read_published(path)?;
+        // Read once, within the size bound, for the rows and their noise.
+        let text = read_table_text(path)?;
+        let table = parse_published(path, &text)?;
         let column = match column {
             None => 0,
             Some(name) => table
@@ -141,7 +145,7 @@ impl MeasuredTable {
                     ))
                 })?,
         };
-        let noise = read_noise(path, table.rows.len());
+        let noise = read_noise(&text, table.rows.len());
         Ok(MeasuredTable {
             path: path.to_path_buf(),
             table,
@@ -223,13 +227,10 @@ impl MeasuredTable {
     }
 }
 
-/// Per data row, the relative noise of the rate: `stderr_pct / 100` from a bench CSV,
-/// else [`DEFAULT_NOISE`].
-fn read_noise(path: &Path, rows: usize) -> Vec<f64> {
+/// Per data row, the relative noise of the rate: `stderr_pct / 100` from a bench CSV
+/// (the file's `text`), else [`DEFAULT_NOISE`].
+fn read_noise(text: &str, rows: usize) -> Vec<f64> {
     let fallback = vec![DEFAULT_NOISE; rows];
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return fallback;
-    };
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let Some(header) = lines.next() else {
         return fallback;
