@@ -378,3 +378,82 @@ fn calibrate_refuses_a_huge_input_before_reading_it() {
     );
     assert!(!out.exists());
 }
+
+// F. --ops beyond the simulator's clock ------------------------------------------------
+
+#[test]
+fn ops_beyond_the_clock_name_ops_and_the_most_allowed() {
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "240",
+        "-b",
+        "0",
+        "--ops",
+        "4294967295",
+    ]);
+    assert!(
+        err.contains("--ops 4294967295") && err.contains("at most --ops"),
+        "{err}"
+    );
+    // At 2 threads the clock holds it, but warm-up and measured operations together are
+    // counted in 32 bits: 200 + 4294967295 is beyond 2^32 - 1 = 4294967295, so at most
+    // --ops 4294967095.
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "2",
+        "-b",
+        "0",
+        "--ops",
+        "4294967295",
+    ]);
+    assert!(
+        err.contains("--ops 4294967295") && err.contains("at most --ops 4294967095"),
+        "{err}"
+    );
+    // A profile whose only cost is 1.5e8 ns outside the lock, 1024 threads on 1024 CPUs:
+    // the clock holds picoseconds in 64 - log2(1024) = 54 bits (docs/cli.md), and the
+    // serialised bound of one operation of every thread is (1024 × 1.5e8 ns + one 1 µs
+    // slice) = 1.536e14 ps, so (2^54 - 1) / 1.536e14 = 117.28: 117 operations per thread
+    // fit, warm-up included.
+    let p = tmp("slow.toml");
+    std::fs::write(
+        &p,
+        "name = \"slow\"\ncpus = 1024\nnodes = 1\noutside_ns = 1.5e8\nhold_ns = 0.0\n\
+         handoff_local_ns = 0.0\nhandoff_remote_ns = 0.0\natomic_ns = 0.0\n\
+         timeslice_ns = 1000.0\n\n[hash_ns]\njhash2 = 0.0\n",
+    )
+    .unwrap();
+    let run = |ops: &str| {
+        futexhash(&[
+            "sim",
+            "--profile",
+            s(&p),
+            "-t",
+            "1024",
+            "-b",
+            "0",
+            "--warmup",
+            "17",
+            "--ops",
+            ops,
+            "--format",
+            "csv",
+        ])
+    };
+    let o = run("101");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--ops 101") && err.contains("at most --ops 100"),
+        "{err}"
+    );
+    let o = run("100");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
