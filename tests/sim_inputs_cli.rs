@@ -457,3 +457,55 @@ fn ops_beyond_the_clock_name_ops_and_the_most_allowed() {
     let o = run("100");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+// G. Lock records carry the sim fields --------------------------------------------------
+
+#[test]
+fn lock_records_carry_hash_ns_profile_and_kernel() {
+    // The template states jhash2 = 6.622 ns; its name is its file's `name`.
+    let name = "seed thread 256-CPU 2-node box (template, hash costs of the development VM)";
+    let base = [
+        "sim",
+        "--profile",
+        "data/machines/seed-256cpu-template.toml",
+        "--workload",
+        "lock",
+        "-t",
+        "2",
+        "--ops",
+        "100",
+        "--warmup",
+        "10",
+        "--format",
+    ];
+    let mut args = base.to_vec();
+    args.push("csv");
+    let o = futexhash(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    let rec = rd.records().next().unwrap().unwrap();
+    let field = |f: &str| {
+        let i = header
+            .iter()
+            .position(|h| h == f)
+            .unwrap_or_else(|| panic!("{f} missing in {header:?}"));
+        rec[i].to_string()
+    };
+    assert_eq!(field("hash_ns"), "6.622");
+    assert_eq!(field("hash_ns_source"), "profile");
+    assert_eq!(field("profile"), name);
+    assert_eq!(field("kernel"), "");
+    assert_eq!(field("workload"), "lock");
+    let mut args = base.to_vec();
+    args.push("json");
+    let o = futexhash(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v[0];
+    assert_eq!(r["hash_ns"], 6.622, "{r}");
+    assert_eq!(r["hash_ns_source"], "profile", "{r}");
+    assert_eq!(r["profile"], name, "{r}");
+    assert_eq!(r["kernel"], "", "{r}");
+}
