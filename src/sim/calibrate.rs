@@ -277,7 +277,7 @@ pub fn check_reachable(
 ) -> Result<(), SimError> {
     let bound = reachable_rate(template, scenario, o.buckets);
     // A rate that is not a number is [`check_calibration`]'s to refuse.
-    if !(o.ops_per_sec > bound) {
+    if o.ops_per_sec.is_nan() || o.ops_per_sec <= bound {
         return Ok(());
     }
     let threads = scenario.keys_per_thread.len().max(1) as f64;
