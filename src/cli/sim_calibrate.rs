@@ -151,9 +151,18 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
     .run()?;
     crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", c.out.display())))?;
+    // One decimal, but never a determined cost or its sigma shown as 0.0: a value below
+    // 0.05 ns keeps three.
+    let ns = |v: f64| {
+        if v.abs() >= 0.05 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
     let say = |what: &str, f: &Fitted| {
         if f.determined {
-            format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)
+            format!("{what} = {} ± {} ns", ns(f.value), ns(f.sigma))
         } else {
             format!(
                 "{what} not determined by these rows (halving or doubling it moves them by less than their noise); kept the template's {:.1} ns",
