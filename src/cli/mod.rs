@@ -120,6 +120,9 @@ impl fmt::Display for CliError {
 /// fix: exit 2; this machine failing to be read or timed: exit 1.
 impl From<crate::sim::SimError> for CliError {
     fn from(e: crate::sim::SimError) -> Self {
+        if let crate::sim::SimError::Clock(c) = &e {
+            return CliError::Usage(sim_args::clock_message(c));
+        }
         if e.is_input() {
             CliError::Usage(e.to_string())
         } else {

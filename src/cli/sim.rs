@@ -15,7 +15,7 @@ use crate::sim::calibrate::global_hash_size;
 use crate::sim::kernel::Kernel;
 use crate::sim::profile::MachineProfile;
 use crate::sim::request::{SimRequest, futexes_per_thread, timed_hash_costs};
-use crate::sim::sweep::{SimOptions, SimRecord, SimSweep, Slots};
+use crate::sim::sweep::{LockTestRecord, SimOptions, SimRecord, SimSweep, Slots};
 use crate::sim::uncertainty::ratio;
 use crate::sim::validate::MAX_SIM_BUCKETS;
 use crate::sim::{CACHE_LINE, Design, LockKind, PACKED_BUCKET_BYTES, Refcount, SimOp};
@@ -389,6 +389,9 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         ));
     }
     let req = sim_request(&a, &profile, op)?;
+    if let Some(path) = &a.plot {
+        check_plot_has_slots(path, &req)?;
+    }
     // Refused before the note below and before any hash is timed.
     req.check()?;
     if let Some((t, cpus_used)) = req.time_sliced() {
@@ -640,19 +643,36 @@ fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
     s
 }
 
-/// CSV of a lock record: the bench columns, then the interval's (the csv crate cannot
-/// flatten a struct).
-fn lock_csv(rec: &BenchRecord, lo: f64, hi: f64) -> Result<String, CliError> {
+/// CSV of a lock record: the bench columns, then the simulator's own as sweep records
+/// have them (the csv crate cannot flatten a struct).
+fn lock_csv(rec: &LockTestRecord) -> Result<String, CliError> {
     let rt = |e: csv::Error| CliError::Runtime(e.to_string());
-    let base = output::to_csv(std::slice::from_ref(rec)).map_err(rt)?;
+    let base = output::to_csv(std::slice::from_ref(&rec.bench)).map_err(rt)?;
     let mut rd = csv::Reader::from_reader(base.as_bytes());
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = rd.headers().map_err(rt)?.iter().map(String::from).collect();
-    header.extend(["ops_per_sec_lo", "ops_per_sec_hi"].map(String::from));
+    header.extend(
+        [
+            "hash_ns",
+            "hash_ns_source",
+            "profile",
+            "kernel",
+            "ops_per_sec_lo",
+            "ops_per_sec_hi",
+        ]
+        .map(String::from),
+    );
     w.write_record(&header).map_err(rt)?;
     for row in rd.records() {
         let mut cells: Vec<String> = row.map_err(rt)?.iter().map(String::from).collect();
-        cells.extend([lo.to_string(), hi.to_string()]);
+        cells.extend([
+            rec.hash_ns.to_string(),
+            rec.hash_ns_source.to_string(),
+            rec.profile.clone(),
+            rec.kernel.clone(),
+            rec.ops_per_sec_lo.to_string(),
+            rec.ops_per_sec_hi.to_string(),
+        ]);
         w.write_record(&cells).map_err(rt)?;
     }
     let bytes = w
@@ -713,16 +733,6 @@ fn sim_csv(records: &[SimRecord]) -> Result<String, CliError> {
 
 /// `--workload lock`: one simulated futex_numa run, printed as futex_numa's
 /// "contenders:" line per node plus the record.
-/// A `--workload lock` JSON record: the bench fields and the 80 % interval of
-/// `ops_per_sec` (loops per contender per second), as every `sim` record carries.
-#[derive(serde::Serialize)]
-struct LockRecord {
-    #[serde(flatten)]
-    bench: BenchRecord,
-    ops_per_sec_lo: f64,
-    ops_per_sec_hi: f64,
-}
-
 fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
     // futex_numa squashes every node to one bucket: a bucket count has nothing to set.
     if let Some(b) = &a.buckets {
@@ -765,12 +775,19 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
     };
     // One record from every run together: an interruption keeps nothing.
     super::interrupt::watch(super::interrupt::Keeps::Nothing);
-    let (rec, (lo, hi)) = crate::sim::sweep::run_lock_test_interval(
+    let rec = crate::sim::sweep::run_lock_test_interval(
         profile,
         contenders,
         a.same_node,
         a.len.length()?,
     )?;
+    if rec.hash_ns_source == "measured" {
+        eprintln!(
+            "futexhash: note: profile '{}' has no hash cost for jhash2: timed here, {:.2} ns",
+            profile.name, rec.hash_ns
+        );
+    }
+    let (lo, hi) = (rec.ops_per_sec_lo, rec.ops_per_sec_hi);
     let per_node = |v: f64| (v * contenders as f64).round() as u64;
     let text = match a.out.format {
         Format::Table => {
@@ -801,23 +818,63 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
             for node in 0..profile.nodes {
                 s.push_str(&format!(
                     "node {node}: contenders: {} loops/sec (80 % interval {}–{})\n",
-                    per_node(rec.ops_per_sec),
+                    per_node(rec.bench.ops_per_sec),
                     per_node(lo),
                     per_node(hi)
                 ));
             }
             s
         }
-        Format::Csv => lock_csv(&rec, lo, hi)?,
-        Format::Json => output::to_json(&[LockRecord {
-            bench: rec,
-            ops_per_sec_lo: lo,
-            ops_per_sec_hi: hi,
-        }])
-        .map_err(|e| CliError::Runtime(e.to_string()))?,
+        Format::Csv => lock_csv(&rec)?,
+        Format::Json => output::to_json(&[rec]).map_err(|e| CliError::Runtime(e.to_string()))?,
     };
     super::interrupt::claim_output();
     a.out.emit(&text)
+}
+
+/// `--plot`'s axis is the private table's slots: refused before any work when every `-b`
+/// of every configuration resolves to the global hash at every thread count (`-b 0`, or
+/// `auto` and the default `-b` under kernels without a private hash), resolved as the run
+/// resolves them ([`Slots::resolve`]).
+fn check_plot_has_slots(path: &Path, req: &SimRequest) -> Result<(), CliError> {
+    let cpus = req.profile.cpus;
+    let private = req.configs.iter().any(|o| {
+        let global = o.global_buckets.unwrap_or_else(|| global_hash_size(cpus));
+        o.slots.iter().flatten().any(|s| {
+            req.sweep
+                .threads
+                .iter()
+                .any(|&t| s.resolve(t, cpus, global) > 0)
+        })
+    });
+    if private {
+        return Ok(());
+    }
+    let slots: Vec<String> = req.configs[0]
+        .slots
+        .iter()
+        .flatten()
+        .map(|s| s.label())
+        .collect();
+    let kernels: Vec<&str> = req
+        .configs
+        .iter()
+        .map(|o| o.kernel.as_str())
+        .filter(|k| !k.is_empty())
+        .collect();
+    let (said, fix) = if kernels.is_empty() {
+        (String::new(), "give -b a private size (e.g. -b 16..4096)")
+    } else {
+        (
+            format!(" on kernel {}", kernels.join(", ")),
+            "add a kernel with a private hash (6.16-rc, 6.17+)",
+        )
+    };
+    Err(CliError::Usage(format!(
+        "--plot '{}': -b {}{said} is the global hash only, and the plot's axis is the private table's slots; {fix}, or drop --plot",
+        path.display(),
+        slots.join(","),
+    )))
 }
 
 /// The sweep's plot: one line per hasher, thread count and (with several presets)

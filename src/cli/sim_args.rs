@@ -28,10 +28,48 @@ impl LengthArgs {
                     ))
                 })
         };
-        Ok(SimLength {
+        let len = SimLength {
             warmup_ops: to_u32(self.warmup, "--warmup", 0)?,
             measured_ops: to_u32(self.ops, "--ops", 1)?,
-        })
+        };
+        // A thread counts its operations, warm-up and measured together, in 32 bits.
+        if self.warmup + self.ops > u64::from(u32::MAX) {
+            return Err(CliError::Usage(format!(
+                "--ops {} with --warmup {} is {} operations per thread; together they must be at most {}: at most --ops {}",
+                self.ops,
+                self.warmup,
+                self.warmup + self.ops,
+                u32::MAX,
+                u64::from(u32::MAX) - self.warmup
+            )));
+        }
+        Ok(len)
+    }
+}
+
+/// A run beyond the simulator's clock in the words of the flags that set its length: the
+/// value of `--ops` (or `--warmup`) and the most that fits at that thread count.
+pub(super) fn clock_message(c: &crate::sim::ClockOverflow) -> String {
+    let (warmup, ops, t) = (c.len.warmup_ops, c.len.measured_ops, c.threads);
+    let beyond = format!(
+        "{t} threads on this profile could simulate up to {:.3e} s, beyond the simulator's clock ({:.0} s at that thread count)",
+        c.bound_s, c.limit_s
+    );
+    let costs = format!(
+        "or fewer threads, or lower profile costs (per operation up to {:.3e} ns)",
+        c.per_op_ns
+    );
+    match (c.most_measured(), c.most_ops) {
+        (0, 0) => format!(
+            "{beyond} even for one operation a thread: lower the profile's costs (per operation up to {:.3e} ns) or the threads",
+            c.per_op_ns
+        ),
+        (0, most) => format!(
+            "--warmup {warmup} is too many: {beyond}; --warmup plus --ops may be at most {most} at {t} threads, {costs}"
+        ),
+        (most, _) => format!(
+            "--ops {ops} is too many: {beyond}; at most --ops {most} at {t} threads with --warmup {warmup}, {costs}"
+        ),
     }
 }
 

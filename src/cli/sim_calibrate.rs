@@ -72,8 +72,46 @@ fn row_list(s: &str) -> Result<Vec<usize>, CliError> {
     Ok(v)
 }
 
+/// Refuses `--out` naming an input of the calibration: `--from`, or the `--template` file
+/// (a name as [`resolve_profile`] finds it). The profile is written over what `--out` leads
+/// to, so the input would be lost. Compared by device and inode with links followed, so
+/// `./x`, `../d/x`, a symbolic link and a hard link to the input are all caught; an `--out`
+/// that does not exist yet or is written in place (a device, a FIFO) replaces nothing.
+fn check_out_is_no_input(c: &CalibrateArgs) -> Result<(), CliError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(out) = std::fs::metadata(&c.out) else {
+        return Ok(());
+    };
+    if !out.is_file() {
+        return Ok(());
+    }
+    let template = c.template.as_deref().and_then(|t| {
+        let direct = PathBuf::from(t);
+        if direct.is_file() {
+            Some(direct)
+        } else {
+            crate::assets::profile_path(t).and_then(Result::ok)
+        }
+    });
+    let inputs = [("--from", Some(c.from.clone())), ("--template", template)];
+    for (flag, path) in inputs {
+        let Some(path) = path else { continue };
+        if let Ok(m) = std::fs::metadata(&path)
+            && (m.dev(), m.ino()) == (out.dev(), out.ino())
+        {
+            return Err(CliError::Usage(format!(
+                "--out '{}' is the same file as {flag} '{}': the fitted profile would replace its own input; write it to another file",
+                c.out.display(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
     args::check_output_path(&c.out, "profile")?;
+    check_out_is_no_input(&c)?;
     let rows = row_list(&c.rows)?;
     let measured = MeasuredTable::read(&c.from, c.column.as_deref())?;
     let runs = match &c.runs {
@@ -119,9 +157,18 @@ pub(super) fn run(c: CalibrateArgs) -> Result<(), CliError> {
     let done = done?;
     crate::render::write_atomic(Some(&c.out), done.profile.to_toml().as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write profile '{}': {e}", c.out.display())))?;
+    // One decimal, but never a determined cost or its sigma shown as 0.0: a value below
+    // 0.05 ns keeps three.
+    let ns = |v: f64| {
+        if v.abs() >= 0.05 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
     let say = |what: &str, f: &Fitted| {
         if f.determined {
-            format!("{what} = {:.1} ± {:.1} ns", f.value, f.sigma)
+            format!("{what} = {} ± {} ns", ns(f.value), ns(f.sigma))
         } else {
             format!(
                 "{what} not determined by these rows (halving or doubling it moves them by less than their noise); kept the template's {:.1} ns",

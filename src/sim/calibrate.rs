@@ -209,14 +209,8 @@ fn solve2(a: [[f64; 2]; 2], b: [f64; 2]) -> Option<[f64; 2]> {
 const FLOOR_NS: f64 = 0.01;
 
 /// What [`calibrate`] refuses before it simulates anything: a bad template, fewer than two
-/// rows, a row without a positive rate, rows of one table size, and rows no fit can reach.
-///
-/// Reachable: a CPU runs one thread at a time (the rest wait for their time slices) and
-/// every operation holds its bucket lock for at least the template's `hold_ns`, which the
-/// fit does not change; so `T` threads on `C` CPUs average at most `min(1, C / T) * 1e9 /
-/// hold_ns` operations per second each, whatever the fitted costs. A row above that (e.g.
-/// a 240-thread measurement given as 5000 threads on 2 CPUs) would drive the fit to its
-/// floor and end as "not determined" only after the whole search.
+/// rows, a row without a positive rate, rows of one table size, and rows no fit can reach
+/// ([`check_reachable`]).
 pub fn check_calibration(
     template: &MachineProfile,
     scenario: &Scenario,
@@ -249,30 +243,70 @@ pub fn check_calibration(
             "the calibration rows must have at least two different table sizes".into(),
         ));
     }
+    rows.iter()
+        .try_for_each(|o| check_reachable(template, scenario, o))
+}
+
+/// The most operations per second a thread of `scenario` can average at table size
+/// `buckets` (0 = the global hash), whatever costs a fit gives: `min(1, C / T, N / T) ·
+/// 1e9 / hold_ns` for `T` threads on `C` CPUs and a table of `N` buckets.
+///
+/// A CPU runs one thread at a time (the rest wait for their time slices), a bucket's lock
+/// is held by one operation at a time, and every operation holds its bucket lock for at
+/// least the template's `hold_ns`, which the fit does not change: so at most `min(T, C,
+/// N)` operations are in their critical sections at once, each for `hold_ns`.
+pub fn reachable_rate(template: &MachineProfile, scenario: &Scenario, buckets: u64) -> f64 {
     let threads = scenario.keys_per_thread.len().max(1) as f64;
     let cpus = scenario.cpus.len().max(1) as f64;
-    let per_thread_max = (cpus / threads).min(1.0) * 1e9 / template.hold_ns;
-    if let Some(o) = rows.iter().find(|o| o.ops_per_sec > per_thread_max) {
-        // Largest thread count at which the row is reachable (0: not even one per CPU).
-        let most = if o.ops_per_sec * template.hold_ns > 1e9 {
-            0.0
-        } else {
-            (cpus * 1e9 / (o.ops_per_sec * template.hold_ns)).floor()
-        };
+    let slots = if buckets == 0 {
+        scenario.global_buckets
+    } else {
+        buckets
+    } as f64;
+    (cpus.min(slots) / threads).min(1.0) * 1e9 / template.hold_ns
+}
+
+/// Refuses a row above [`reachable_rate`]: such a row (a 240-thread measurement given as
+/// 5000 threads on 2 CPUs, or a 4-slot rate no 4 locks can serve) would drive the fit to
+/// its floor and end as "not determined", or as a misfit, only after the whole search.
+/// The message says which limit binds: the table's slots or the CPUs.
+pub fn check_reachable(
+    template: &MachineProfile,
+    scenario: &Scenario,
+    o: &Observation,
+) -> Result<(), SimError> {
+    let bound = reachable_rate(template, scenario, o.buckets);
+    // A rate that is not a number is [`check_calibration`]'s to refuse.
+    if o.ops_per_sec.is_nan() || o.ops_per_sec <= bound {
+        return Ok(());
+    }
+    let threads = scenario.keys_per_thread.len().max(1) as f64;
+    let cpus = scenario.cpus.len().max(1) as f64;
+    if o.buckets > 0 && (o.buckets as f64) < cpus.min(threads) {
+        let n = o.buckets;
         return Err(SimError::BadRequest(format!(
-            "{threads} threads on {cpus} CPUs cannot reach the row with {} buckets ({:.0} ops/sec per thread): each CPU would finish an operation every {:.3} ns, less than the template's hold_ns of {} ns alone; {}",
-            o.buckets,
-            o.ops_per_sec,
-            1e9 / (o.ops_per_sec * threads.max(cpus) / cpus),
-            template.hold_ns,
-            if most >= 1.0 {
-                format!("with {cpus} CPUs at most {most} threads can")
-            } else {
-                "not even one thread per CPU can".to_string()
-            }
+            "{threads} threads on {n} private slots cannot reach the row with {n} buckets ({:.0} ops/sec per thread): at most {n} bucket locks are held at a time, each for at least the template's hold_ns of {} ns, so a thread averages at most {bound:.0} ops/sec ({n} / {threads} x 1e9 / hold_ns)",
+            o.ops_per_sec, template.hold_ns
         )));
     }
-    Ok(())
+    // Largest thread count at which the row is reachable (0: not even one per CPU).
+    let most = if o.ops_per_sec * template.hold_ns > 1e9 {
+        0.0
+    } else {
+        (cpus * 1e9 / (o.ops_per_sec * template.hold_ns)).floor()
+    };
+    Err(SimError::BadRequest(format!(
+        "{threads} threads on {cpus} CPUs cannot reach the row with {} buckets ({:.0} ops/sec per thread): each CPU would finish an operation every {:.3} ns, less than the template's hold_ns of {} ns alone; {}",
+        o.buckets,
+        o.ops_per_sec,
+        1e9 / (o.ops_per_sec * threads.max(cpus) / cpus),
+        template.hold_ns,
+        if most >= 1.0 {
+            format!("with {cpus} CPUs at most {most} threads can")
+        } else {
+            "not even one thread per CPU can".to_string()
+        }
+    )))
 }
 
 /// Step of the Jacobian's finite differences, on the logarithms of the parameters.
@@ -500,6 +534,59 @@ impl<'a> Fit<'a> {
     }
 }
 
+/// The parameters [`calibrate`] fits, as messages name them.
+const PARAMS: [&str; 2] = ["outside_ns", "handoff_local_ns"];
+
+/// How far, in its own noise, a calibrated profile may miss a row and still count as
+/// reproducing it.
+const MISS_SIGMAS: f64 = 3.0;
+
+/// Whether a fitted cost lies at the floor of the search (within the factor of two that
+/// [`Fit::fitted`] asks of a determined one).
+fn at_floor(value: f64) -> bool {
+    value <= 2.0 * FLOOR_NS
+}
+
+/// The row the residuals `ln_res` (`ln(simulated / measured)`) miss most in units of its
+/// noise: its index and that miss.
+fn worst_row(ln_res: &[f64], rows: &[Observation]) -> (usize, f64) {
+    ln_res
+        .iter()
+        .zip(rows)
+        .map(|(x, o)| x.abs() / o.noise.max(1e-4))
+        .enumerate()
+        .fold(
+            (0, 0.0),
+            |best, (i, m)| if m > best.1 { (i, m) } else { best },
+        )
+}
+
+/// The refusal of a fit that drives parameter `k` to its floor, with the row the fit misses
+/// most under residuals `ln_res`.
+fn stuck_at_floor(
+    k: usize,
+    template: &MachineProfile,
+    hash_ns: f64,
+    rows: &[Observation],
+    ln_res: &[f64],
+) -> SimError {
+    let (i, miss) = worst_row(ln_res, rows);
+    let missed = if miss > MISS_SIGMAS {
+        format!(
+            "; the profile so fitted comes out {:.0} % {} the row with {} buckets",
+            ln_res[i].exp_m1().abs() * 100.0,
+            if ln_res[i] < 0.0 { "below" } else { "above" },
+            rows[i].buckets
+        )
+    } else {
+        String::new()
+    };
+    SimError::BadRequest(format!(
+        "the rows drive {} to the fit's floor of {FLOOR_NS} ns, so it is no measured cost: they leave no time beyond the template's fixed costs (hold_ns {} ns, a {hash_ns:.2} ns hash per operation){missed}; check the threads, CPUs and nodes the rows were measured with, and the template",
+        PARAMS[k], template.hold_ns
+    ))
+}
+
 /// Fits `outside_ns` and the hand-off of `template` so that the simulation of `scenario`
 /// with `hasher` (costing `hash_ns`) reproduces `rows` in the least-squares sense.
 pub fn calibrate<H: KeyHasher + ?Sized>(
@@ -526,7 +613,14 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     }
     let (th, r) = fit.levenberg_marquardt(th);
     let [outside, handoff] = fit.fitted(th, &r);
+    let floored = th.map(|x| at_floor(x.exp()));
     if !outside.determined && !handoff.determined {
+        let ln_res: Vec<f64> = r.iter().zip(&fit.noise).map(|(x, s)| x * s).collect();
+        if let Some(k) = (0..2).find(|&k| floored[k])
+            && worst_row(&ln_res, rows).1 > MISS_SIGMAS
+        {
+            return Err(stuck_at_floor(k, template, hash_ns, rows, &ln_res));
+        }
         return Err(SimError::BadRequest(format!(
             "the rows do not determine outside_ns ({:.1} ± {:.1} ns) nor the hand-off ({:.1} ± {:.1} ns): their differences lie within the measurement noise",
             th[0].exp(),
@@ -557,6 +651,23 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
         .map(|(w, o)| (simulate(&profile, w, hash_ns, len).ops_per_sec / o.ops_per_sec).ln())
         .collect();
     let rms = (fin.iter().map(|x| x * x).sum::<f64>() / fin.len() as f64).sqrt();
+    // A parameter at the floor of the search is no measured cost: refused when it is the
+    // value fitted (it would be printed as 0.0 ns), and when the template's value kept in
+    // its place leaves the rows missed beyond their noise (the rows are faster than the
+    // template allows; keeping it would write a profile that does not reproduce them).
+    for (k, f, value) in [
+        (0, &outside, profile.outside_ns),
+        (1, &handoff, profile.handoff_local_ns),
+    ] {
+        let stuck = if f.determined {
+            at_floor(value)
+        } else {
+            floored[k] && worst_row(&fin, rows).1 > MISS_SIGMAS
+        };
+        if stuck {
+            return Err(stuck_at_floor(k, template, hash_ns, rows, &fin));
+        }
+    }
     let outside = Fitted {
         value: profile.outside_ns,
         ..outside
@@ -690,6 +801,34 @@ mod tests {
             .to_string();
         assert!(e.contains("not even one thread per CPU"), "{e}");
         assert!(check_calibration(&t, &scenario(1, 2), &obs(0.99e7)).is_ok());
+        // 2 slots serve at most 2 of 8 threads on 8 CPUs at a time: 2 / 8 x 1e9 / 100 =
+        // 2.5e6 ops/sec per thread at the 2-slot row, whatever the CPUs.
+        let at_2 = |rate: f64| {
+            vec![
+                Observation {
+                    buckets: 0,
+                    ops_per_sec: 1000.0,
+                    noise: DEFAULT_NOISE,
+                },
+                Observation {
+                    buckets: 2,
+                    ops_per_sec: rate,
+                    noise: DEFAULT_NOISE,
+                },
+            ]
+        };
+        let t8 = MachineProfile {
+            hold_ns: 100.0,
+            ..MachineProfile::minimal("t", 8, 1)
+        };
+        assert!(check_calibration(&t8, &scenario(8, 8), &at_2(2.49e6)).is_ok());
+        let e = check_calibration(&t8, &scenario(8, 8), &at_2(2.51e6))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("8 threads on 2 private slots") && e.contains("at most 2500000"),
+            "{e}"
+        );
     }
 
     #[test]

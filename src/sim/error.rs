@@ -6,6 +6,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::SimLength;
 use crate::hashers::UnknownHasher;
 use crate::workload::WorkloadError;
 
@@ -31,6 +32,61 @@ pub enum SimError {
     Hasher(UnknownHasher),
     /// This machine could not be read (sysfs) or a hasher could not be timed on it.
     Machine(String),
+    /// The run's simulated time could pass the simulator's clock ([`super::check_clock`]).
+    Clock(ClockOverflow),
+}
+
+/// A run refused by [`super::check_clock`]: its bound on the simulated time is beyond the
+/// event clock at its thread count. It carries the figures a front end needs to say which
+/// of its own flags to lower and to what.
+#[derive(Clone, Copy, Debug)]
+pub struct ClockOverflow {
+    /// Threads of the run.
+    pub threads: usize,
+    /// Its length, as asked.
+    pub len: SimLength,
+    /// Bound on its simulated time, s.
+    pub bound_s: f64,
+    /// The clock's range at this thread count, s.
+    pub limit_s: f64,
+    /// The serialised cost of one operation the bound charges, ns.
+    pub per_op_ns: f64,
+    /// Most operations per thread, warm-up and measured together, whose bound is within the
+    /// clock (0: not even one).
+    pub most_ops: u64,
+}
+
+impl ClockOverflow {
+    /// Most measured operations per thread that fit after the asked warm-up (0: none).
+    pub fn most_measured(&self) -> u64 {
+        self.most_ops.saturating_sub(u64::from(self.len.warmup_ops))
+    }
+}
+
+impl fmt::Display for ClockOverflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} threads on this profile could simulate up to {:.3e} s, beyond the simulator's clock ({:.0} s at that thread count): ",
+            self.threads, self.bound_s, self.limit_s
+        )?;
+        let costs = format!(
+            "the profile's costs (per operation up to {:.3e} ns) or the threads",
+            self.per_op_ns
+        );
+        let (warmup, measured) = (self.len.warmup_ops, self.len.measured_ops);
+        match (self.most_measured(), self.most_ops) {
+            (0, 0) => write!(f, "lower {costs}"),
+            (0, most) => write!(
+                f,
+                "at most {most} operations per thread fit, warm-up included ({warmup} of warm-up asked); lower the warm-up, {costs}"
+            ),
+            (most, _) => write!(
+                f,
+                "at most {most} measured operations per thread fit after {warmup} of warm-up ({measured} asked); lower them, {costs}"
+            ),
+        }
+    }
 }
 
 impl SimError {
@@ -52,6 +108,7 @@ impl fmt::Display for SimError {
             }
             SimError::Workload(e) => fmt::Display::fmt(e, f),
             SimError::Hasher(e) => fmt::Display::fmt(e, f),
+            SimError::Clock(c) => fmt::Display::fmt(c, f),
         }
     }
 }
@@ -62,7 +119,10 @@ impl std::error::Error for SimError {
             SimError::Read { source, .. } => Some(source),
             SimError::Workload(e) => Some(e),
             SimError::Hasher(e) => Some(e),
-            SimError::BadRequest(_) | SimError::Data(_) | SimError::Machine(_) => None,
+            SimError::BadRequest(_)
+            | SimError::Data(_)
+            | SimError::Machine(_)
+            | SimError::Clock(_) => None,
         }
     }
 }

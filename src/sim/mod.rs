@@ -85,7 +85,7 @@ pub mod validate;
 
 pub use cost::Mechanisms;
 pub use engine::{simulate, simulate_until};
-pub use error::SimError;
+pub use error::{ClockOverflow, SimError};
 use profile::MachineProfile;
 
 /// Which loop the simulated threads run.
@@ -304,19 +304,31 @@ pub fn check_clock(
         + hash_ns;
     let per_op_ns = per_op_ns * m.smt_slowdown.unwrap_or(1.0).max(1.0);
     let sharing = (t / f64::from(m.cpus.max(1))).ceil();
+    let bound_of = |ops: f64| ops * (t * per_op_ns + sharing * m.timeslice_ns) * 1000.0;
     let ops = f64::from(len.warmup_ops) + f64::from(len.measured_ops);
-    let bound_ps = ops * (t * per_op_ns + sharing * m.timeslice_ns) * 1000.0;
+    let bound_ps = bound_of(ops);
     let bits = threads.max(1).next_power_of_two().trailing_zeros();
     let limit_ps = (u64::MAX >> bits) as f64;
     if bound_ps < limit_ps {
-        Ok(())
-    } else {
-        Err(SimError::BadRequest(format!(
-            "{threads} threads on this profile could simulate up to {:.3e} s, beyond the simulator's clock ({:.0} s at that thread count): lower the profile's costs (per operation up to {per_op_ns:.3e} ns) or the threads",
-            bound_ps / 1e12,
-            limit_ps / 1e12
-        )))
+        return Ok(());
     }
+    // The most operations whose bound is below the clock, by the same expression (the
+    // quotient's rounding corrected by a step either way).
+    let mut most = (limit_ps / bound_of(1.0)).floor().clamp(0.0, ops);
+    while most > 0.0 && bound_of(most) >= limit_ps {
+        most -= 1.0;
+    }
+    while most + 1.0 < ops && bound_of(most + 1.0) < limit_ps {
+        most += 1.0;
+    }
+    Err(SimError::Clock(ClockOverflow {
+        threads,
+        len,
+        bound_s: bound_ps / 1e12,
+        limit_s: limit_ps / 1e12,
+        per_op_ns,
+        most_ops: most as u64,
+    }))
 }
 
 /// Assigns `threads` threads round-robin to `cpus` (perf pins thread `i` to CPU `i % C`).

@@ -202,6 +202,17 @@ impl MachineProfile {
 
     /// Checks that the numbers make sense; the error names the bad field.
     pub fn validate(&self) -> Result<(), SimError> {
+        // The name goes into the table's `#` comment lines and every record's `machine`
+        // field: one line of printable text, or it breaks both (a newline starts a table
+        // row, a tab or escape garbles it).
+        if let Some((at, c)) = self.name.chars().enumerate().find(|(_, c)| c.is_control()) {
+            return Err(SimError::BadRequest(format!(
+                "name {:?} has the control character U+{:04X} at character {}: a profile name is one line of printable text",
+                self.name,
+                c as u32,
+                at + 1
+            )));
+        }
         if self.cpus == 0 || self.nodes == 0 || self.cpus % self.nodes != 0 || self.cpus > MAX_CPUS
         {
             return Err(SimError::BadRequest(format!(

@@ -8,13 +8,15 @@
 
 use super::calibrate::{
     Calibration, DEFAULT_NOISE, Observation, Scenario, calibrate, check_calibration,
-    global_hash_size,
+    check_reachable, global_hash_size,
 };
 use super::hashcost::{HashCost, hash_cost, measure_hash_ns};
 use super::profile::{MachineProfile, Topology, read_sysfs_topology};
 use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until};
 use super::uncertainty::refit_spread;
-use super::validate::{PublishedTable, hasher_for_column, perf_keys_per_thread, read_published};
+use super::validate::{
+    PublishedTable, hasher_for_column, parse_published, perf_keys_per_thread, read_table_text,
+};
 use super::{Design, SimLength, SimOp};
 use crate::hashers::KeyHasher;
 use crate::sim::SimError;
@@ -127,7 +129,9 @@ pub struct MeasuredTable {
 impl MeasuredTable {
     /// Reads `path` and picks the rate column named `column` (the first without a name).
     pub fn read(path: &Path, column: Option<&str>) -> Result<Self, SimError> {
-        let table = read_published(path)?;
+        // Read once, within the size bound, for the rows and their noise.
+        let text = read_table_text(path)?;
+        let table = parse_published(path, &text)?;
         let column = match column {
             None => 0,
             Some(name) => table
@@ -142,7 +146,7 @@ impl MeasuredTable {
                     ))
                 })?,
         };
-        let noise = read_noise(path, table.rows.len());
+        let noise = read_noise(&text, table.rows.len());
         Ok(MeasuredTable {
             path: path.to_path_buf(),
             table,
@@ -234,22 +238,23 @@ impl MeasuredTable {
         Ok(cols)
     }
 
-    /// The file's name, for the fitted profile's.
+    /// The file's name, for the fitted profile's (a control character in it as `?`: a
+    /// profile name is one line of printable text, [`MachineProfile::validate`]).
     fn file_name(&self) -> String {
-        self.path.file_name().map_or_else(
+        let name = self.path.file_name().map_or_else(
             || self.path.display().to_string(),
             |f| f.to_string_lossy().into_owned(),
-        )
+        );
+        name.chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect()
     }
 }
 
-/// Per data row, the relative noise of the rate: `stderr_pct / 100` from a bench CSV,
-/// else [`DEFAULT_NOISE`].
-fn read_noise(path: &Path, rows: usize) -> Vec<f64> {
+/// Per data row, the relative noise of the rate: `stderr_pct / 100` from a bench CSV
+/// (the file's `text`), else [`DEFAULT_NOISE`].
+fn read_noise(text: &str, rows: usize) -> Vec<f64> {
     let fallback = vec![DEFAULT_NOISE; rows];
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return fallback;
-    };
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let Some(header) = lines.next() else {
         return fallback;
@@ -383,6 +388,33 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
             .iter()
             .map(|&c| rows_of(&[c]))
             .collect::<Result<_, _>>()?;
+        // Every row within reach as it is fitted (the mean of the runs) and in each run
+        // alone, named as the request gave it, before anything is simulated.
+        let columns = &self.measured.table.columns;
+        let reachable = |set: &[Observation], what: &str| {
+            self.rows.iter().zip(set).try_for_each(|(&i, o)| {
+                check_reachable(&template, &scenario, o)
+                    .map_err(|e| SimError::BadRequest(format!("row {i}{what}: {e}")))
+            })
+        };
+        reachable(
+            &obs,
+            &if self.runs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (mean of runs {})",
+                    self.runs
+                        .iter()
+                        .map(|&c| columns[c].as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            },
+        )?;
+        for (run, &c) in per_run.iter().zip(&self.runs) {
+            reachable(run, &format!(" of run {}", columns[c]))?;
+        }
         check_calibration(&template, &scenario, &obs)?;
         for run in &per_run {
             check_calibration(&template, &scenario, run)?;
@@ -400,10 +432,18 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         if !per_run.is_empty() {
             let refits: Vec<Calibration> = per_run
                 .iter()
+                .zip(&self.runs)
                 .enumerate()
-                .map(|(i, run)| {
+                .map(|(i, (run, &c))| {
                     step(&format!("fit {} of {fits}", i + 2));
-                    calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len)
+                    calibrate(&template, &scenario, self.hasher, hash.ns, run, self.len).map_err(
+                        |e| match e {
+                            SimError::BadRequest(m) => {
+                                SimError::BadRequest(format!("run {}: {m}", columns[c]))
+                            }
+                            e => e,
+                        },
+                    )
                 })
                 .collect::<Result<_, _>>()?;
             // A cost the rows do not determine keeps the template's value in every fit: the

@@ -412,10 +412,11 @@ pub fn run_sweep_until(
     Ok(recs.collect())
 }
 
-/// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas,
-/// as in measured records).
+/// The `machine` of a simulated record: the profile it simulates (its name, `;` for commas
+/// as in measured records and `'` for double quotes, so that the CSV field needs no quoting;
+/// a name has no control characters, [`MachineProfile::validate`]).
 pub fn simulated_machine(p: &MachineProfile) -> String {
-    format!("simulated: {}", p.name.replace(',', ";"))
+    format!("simulated: {}", p.name.replace(',', ";").replace('"', "'"))
 }
 
 /// A simulated run as a bench record (`backend = "sim"`, no process, full CPU share).
@@ -557,26 +558,65 @@ pub fn run_lock_test_with(
     })
 }
 
-/// [`run_lock_test`] with its 80 % prediction interval `(lo, hi)` of `ops_per_sec`: the
-/// test run on each of the three replication profiles ([`replication_profiles`]: the
-/// calibration's spread), their log spread combined with the out-of-sample model error as
-/// every `sim` record's interval is ([`interval`]). The record is the first replication's,
-/// the figure [`run_lock_test`] gives.
+/// A `--workload lock` record: the bench fields, then what every `sim` record says of the
+/// simulation (the hash cost charged and its source, the profile, the kernel preset: none,
+/// the lock test being the futex_numa run of Linux 6.x) and the 80 % interval of
+/// `ops_per_sec`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockTestRecord {
+    /// The bench-compatible fields.
+    #[serde(flatten)]
+    pub bench: BenchRecord,
+    /// ns per hash the simulation charged (jhash2, which the kernel computes even under
+    /// FUTEX_SQUASH).
+    pub hash_ns: f64,
+    /// `profile` (the profile's figure) or `measured` (timed on this machine).
+    pub hash_ns_source: &'static str,
+    /// The profile's name.
+    pub profile: String,
+    /// The kernel preset: always "" (no `--kernel` applies to the lock test).
+    pub kernel: String,
+    /// Lower end of the 80 % prediction interval of `ops_per_sec`.
+    pub ops_per_sec_lo: f64,
+    /// Upper end of the 80 % prediction interval of `ops_per_sec`.
+    pub ops_per_sec_hi: f64,
+}
+
+/// [`run_lock_test`] with its 80 % prediction interval of `ops_per_sec`: the test run on
+/// each of the three replication profiles ([`replication_profiles`]: the calibration's
+/// spread), their log spread combined with the out-of-sample model error as every `sim`
+/// record's interval is ([`interval`]). The record is the first replication's, the figure
+/// [`run_lock_test`] gives. A jhash2 cost the profile does not state is timed once, here,
+/// and charged to every replication.
 pub fn run_lock_test_interval(
     profile: &MachineProfile,
     contenders_per_node: usize,
     same_node: bool,
     len: SimLength,
-) -> Result<(BenchRecord, (f64, f64)), SimError> {
+) -> Result<LockTestRecord, SimError> {
+    profile.validate()?;
+    let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)?;
+    let cost = hash_cost(profile, &jhash)?;
     let unc = profile_uncertainty(profile);
-    let profiles = replication_profiles(profile, &unc.calibration);
+    let mut profiles = replication_profiles(profile, &unc.calibration);
+    for p in &mut profiles {
+        p.hash_ns.insert("jhash2".into(), cost.ns);
+    }
     let mut recs = Vec::with_capacity(profiles.len());
     for p in &profiles {
         recs.push(run_lock_test(p, contenders_per_node, same_node, len)?);
     }
     let rates: Vec<f64> = recs.iter().map(|r| r.ops_per_sec).collect();
-    let range = interval(rates[0], log_sd(&rates), unc.model_sd);
-    Ok((recs.swap_remove(0), range))
+    let (lo, hi) = interval(rates[0], log_sd(&rates), unc.model_sd);
+    Ok(LockTestRecord {
+        bench: recs.swap_remove(0),
+        hash_ns: cost.ns,
+        hash_ns_source: cost.source.as_str(),
+        profile: profile.name.clone(),
+        kernel: String::new(),
+        ops_per_sec_lo: lo,
+        ops_per_sec_hi: hi,
+    })
 }
 
 #[cfg(test)]

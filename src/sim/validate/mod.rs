@@ -110,10 +110,10 @@ pub use metrics::{
 };
 pub use new_boxes::{AbRow, NEW_BOXES, TABLE_A734, predict_new_box_reps, read_ab_table};
 pub use published::{
-    FUTEX_NUMA_FORCED, FUTEX_NUMA_SEPARATED, MAX_PUBLISHED_RATE, MAX_SIM_BUCKETS,
+    FUTEX_NUMA_FORCED, FUTEX_NUMA_SEPARATED, MAX_PUBLISHED_RATE, MAX_SIM_BUCKETS, MAX_TABLE_BYTES,
     MIN_PUBLISHED_RATE, PINNING_110, PublishedTable, TABLE_110, TABLE_240, TABLE_240_RUNS,
-    TABLE_2013, TABLE_ALGOS, TABLE_NUMA, TABLE_PINNING, hasher_for_column, read_published,
-    read_runs, read_threads_table,
+    TABLE_2013, TABLE_ALGOS, TABLE_NUMA, TABLE_PINNING, hasher_for_column, parse_published,
+    read_published, read_runs, read_table_text, read_threads_table,
 };
 pub use seed_box::{
     calibrate_seed_box, predict_pinning_reps, predict_published, predict_published_reps,

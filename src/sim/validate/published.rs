@@ -21,10 +21,56 @@ pub struct PublishedTable {
 /// Reads a `buckets,COL…` CSV of the `data/published/` form, or the CSV that
 /// `futexhash bench --format csv` writes (its `buckets` and `ops_per_sec` columns).
 pub fn read_published(path: &Path) -> Result<PublishedTable, SimError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SimError::Read {
+    parse_published(path, &read_table_text(path)?)
+}
+
+/// Largest table file read, bytes (16 MiB). A measured table has a row per table size and
+/// configuration: the seed's are under 1 kB, and a `bench --format csv` sweep of every
+/// size, hasher and thread count of `futexhash list` is well under 1 MiB. Parsing takes
+/// several times the file's size in memory, so a file far beyond any table (a log, a
+/// capture given by mistake) is refused instead of read.
+pub const MAX_TABLE_BYTES: u64 = 16 << 20;
+
+/// The text of the table file at `path`: a regular file larger than [`MAX_TABLE_BYTES`]
+/// is refused before any of it is read, anything else (a pipe, a device) read no further
+/// than that bound.
+pub fn read_table_text(path: &Path) -> Result<String, SimError> {
+    use std::io::Read;
+    let read_error = |source| SimError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let limit = format!(
+        "the {} MiB a measured table can need (a row per table size and configuration)",
+        MAX_TABLE_BYTES >> 20
+    );
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    if let Ok(m) = file.metadata()
+        && m.is_file()
+        && m.len() > MAX_TABLE_BYTES
+    {
+        return Err(SimError::Data(format!(
+            "'{}' is {} bytes ({}), more than {limit}; refused before reading it",
+            path.display(),
+            m.len(),
+            crate::limits::human(m.len())
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_TABLE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(read_error)?;
+    if text.len() as u64 > MAX_TABLE_BYTES {
+        return Err(SimError::Data(format!(
+            "'{}' holds more than {limit}; stopped reading it there",
+            path.display()
+        )));
+    }
+    Ok(text)
+}
+
+/// [`read_published`] of a file's `text`, already read from `path` (named in errors).
+pub fn parse_published(path: &Path, text: &str) -> Result<PublishedTable, SimError> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header = lines
         .next()

@@ -1,0 +1,511 @@
+//! Bad input to `sim` and `sim calibrate` found by an independent trial: each is refused
+//! before any work (exit 2, one line naming the value and what is allowed), no input file
+//! is destroyed, and every `sim` record carries the fields docs/cli.md promises.
+
+mod common;
+use common::futexhash;
+
+use std::path::{Path, PathBuf};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fh-sim-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The command exits 2 with exactly one line on stderr and nothing on stdout; the line.
+fn refused(args: &[&str]) -> String {
+    let o = futexhash(args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{args:?} printed before refusing: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    err
+}
+
+// A. --plot with no private table -------------------------------------------------------
+
+#[test]
+fn plot_without_a_private_table_is_refused_before_the_run() {
+    let plot = tmp("global-only.svg");
+    let out = tmp("global-only.txt");
+    // Every -b is the global hash: nothing for the plot's slots axis, known from the flags.
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "30,60,120,240",
+        "--algo",
+        "seed",
+        "-b",
+        "0",
+        "--plot",
+        s(&plot),
+        "--output",
+        s(&out),
+    ]);
+    assert!(err.contains(s(&plot)) && err.contains("-b"), "{err}");
+    assert!(!plot.exists() && !out.exists());
+    // Kernels without a private hash: their default -b (and `auto`) is the global hash.
+    for b in [None, Some("auto"), Some("0,auto")] {
+        let mut args = vec![
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "8",
+            "--kernel",
+            "6.16,6.15",
+            "--plot",
+            s(&plot),
+            "--output",
+            s(&out),
+        ];
+        if let Some(b) = b {
+            args.extend(["-b", b]);
+        }
+        let err = refused(&args);
+        assert!(err.contains(s(&plot)), "{err}");
+        assert!(!plot.exists() && !out.exists());
+    }
+    // One preset with a private hash among them: its `auto` is a private table, plotted.
+    let o = futexhash(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "4",
+        "--kernel",
+        "6.15,6.17",
+        "-b",
+        "auto",
+        "--ops",
+        "50",
+        "--warmup",
+        "10",
+        "--plot",
+        s(&plot),
+        "--output",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(plot.exists() && out.exists());
+}
+
+// B. Rows no model can reach at their table size, and a fit stuck at its floor ----------
+
+/// The seed's three runs of the 240-thread table, with run2's 4-slot cell replaced.
+fn runs_with_4_slot_run2(rate: u64) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/published/buckets-240threads-256cpu-runs.csv"),
+    )
+    .unwrap();
+    assert!(text.contains("\n4,16911,24145,23941\n"), "{text}");
+    let p = tmp(&format!("runs-4-{rate}.csv"));
+    std::fs::write(
+        &p,
+        text.replace(
+            "\n4,16911,24145,23941\n",
+            &format!("\n4,16911,{rate},23941\n"),
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn seed_calibration<'a>(from: &'a str, extra: &[&'a str], out: &'a str) -> Vec<&'a str> {
+    let mut a = vec![
+        "sim",
+        "calibrate",
+        "--from",
+        from,
+        "--threads",
+        "240",
+        "--cpus",
+        "256",
+        "--nodes",
+        "2",
+        "--template",
+        "data/machines/seed-256cpu-template.toml",
+        "--out",
+        out,
+    ];
+    a.extend_from_slice(extra);
+    a
+}
+
+// 4 slots serve at most 4 of 240 threads at a time, each operation holding its bucket lock
+// for at least the template's hold_ns = 100 ns: 4 / 240 × 1e9 / 100 = 166,667 ops/sec per
+// thread at most (data/machines/seed-256cpu-template.toml states hold_ns = 100.0).
+const FOUR_SLOT_BOUND: &str = "166667";
+
+#[test]
+fn calibrate_refuses_a_row_beyond_what_its_slots_can_serve() {
+    let out = tmp("never-b.toml");
+    // The mean of the runs: (16911 + 5000000 + 23941) / 3 = 1680284 per thread.
+    let csv = runs_with_4_slot_run2(5_000_000);
+    let err = refused(&seed_calibration(
+        s(&csv),
+        &["--runs", "all", "--rows", "0,2"],
+        s(&out),
+    ));
+    assert!(
+        err.contains("row 2") && err.contains("1680284") && err.contains(FOUR_SLOT_BOUND),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // A mean within reach but one run beyond it: (16911 + 400000 + 23941) / 3 = 146951,
+    // run2's 400000 is not.
+    let csv = runs_with_4_slot_run2(400_000);
+    let err = refused(&seed_calibration(
+        s(&csv),
+        &["--runs", "all", "--rows", "0,2"],
+        s(&out),
+    ));
+    assert!(
+        err.contains("row 2")
+            && err.contains("run2")
+            && err.contains("400000")
+            && err.contains(FOUR_SLOT_BOUND),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Without --runs: the column's own value.
+    let csv = tmp("one-run.csv");
+    std::fs::write(&csv, "buckets,rate\n0,1868129\n4,200000\n").unwrap();
+    let err = refused(&seed_calibration(s(&csv), &["--rows", "0,1"], s(&out)));
+    assert!(
+        err.contains("row 1") && err.contains("200000") && err.contains(FOUR_SLOT_BOUND),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn calibrate_refuses_a_fit_stuck_at_its_floor() {
+    // The global row at 9.5 M ops/sec per thread is within the CPUs' reach (256 CPUs for 240
+    // threads, 1e9 / 100 ns = 1e7) but not the template's: its hold_ns (100) and jhash2
+    // (6.622 ns) alone take 106.6 ns an operation, 9.38 M per second, so outside_ns would
+    // have to be below zero. No cost of this template reproduces the row; the fit must not
+    // pass its floor off as a value nor keep the template's and write a profile that misses
+    // the row by more than 100 %.
+    let out = tmp("never-floor.toml");
+    let csv = tmp("too-fast-global.csv");
+    std::fs::write(&csv, "buckets,rate\n0,9500000\n4,24000\n").unwrap();
+    let err = refused(&seed_calibration(s(&csv), &["--rows", "0,1"], s(&out)));
+    assert!(err.contains("outside_ns") && err.contains("floor"), "{err}");
+    assert!(!out.exists());
+}
+
+// C. --out naming an input --------------------------------------------------------------
+
+#[test]
+fn calibrate_out_may_not_name_its_own_input() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines");
+    let from = tmp("r2.csv");
+    let template = tmp("t2.toml");
+    std::fs::copy(root.join("this-vm-kernel-t2.csv"), &from).unwrap();
+    std::fs::copy(root.join("this-vm-template.toml"), &template).unwrap();
+    let from_text = std::fs::read(&from).unwrap();
+    let template_text = std::fs::read(&template).unwrap();
+    let link = tmp("link-to-r2.csv");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&from, &link).unwrap();
+    let dotted = from.parent().unwrap().join(".").join("r2.csv");
+    let calibration = |out: &Path| {
+        vec![
+            "sim".to_string(),
+            "calibrate".into(),
+            "--from".into(),
+            s(&from).into(),
+            "--rows".into(),
+            "0,1".into(),
+            "--threads".into(),
+            "2".into(),
+            "--cpus".into(),
+            "2".into(),
+            "--template".into(),
+            s(&template).into(),
+            "--out".into(),
+            s(out).into(),
+        ]
+    };
+    for out in [&from, &link, &dotted, &template] {
+        let args = calibration(out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = refused(&args);
+        assert!(err.contains(s(out)), "{err}");
+        assert!(
+            err.contains("--from") || err.contains("--template"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&from).unwrap(), from_text);
+        assert_eq!(std::fs::read(&template).unwrap(), template_text);
+        assert!(link.is_symlink());
+    }
+}
+
+// D. A profile name with control characters, and `machine` without quoting -------------
+
+/// A valid profile file named `name` (TOML basic-string escapes allowed).
+fn profile_named(file: &str, name_toml: &str) -> PathBuf {
+    let p = tmp(file);
+    std::fs::write(
+        &p,
+        format!(
+            "name = \"{name_toml}\"\ncpus = 4\nnodes = 1\noutside_ns = 200.0\nhold_ns = 50.0\n\
+             handoff_local_ns = 100.0\nhandoff_remote_ns = 100.0\n\n[hash_ns]\njhash2 = 5.0\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn profile_names_with_control_characters_are_refused() {
+    for (i, (esc, code)) in [
+        ("\\n", "U+000A"),
+        ("\\t", "U+0009"),
+        ("\\r", "U+000D"),
+        ("\\u001B", "U+001B"),
+        ("\\u007F", "U+007F"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = profile_named(&format!("ctl{i}.toml"), &format!("box{esc}two"));
+        let err = refused(&[
+            "sim",
+            "--profile",
+            s(&p),
+            "-t",
+            "2",
+            "-b",
+            "16",
+            "--ops",
+            "20",
+        ]);
+        assert!(err.contains("name") && err.contains(code), "{esc}: {err}");
+    }
+}
+
+#[test]
+fn machine_field_needs_no_csv_quoting_whatever_the_profile_name() {
+    let p = profile_named("quoted.toml", "box \\\"A\\\", 4 CPUs");
+    for workload in ["hash", "lock"] {
+        let mut args = vec![
+            "sim",
+            "--profile",
+            s(&p),
+            "--workload",
+            workload,
+            "-t",
+            "2",
+            "--ops",
+            "20",
+            "--warmup",
+            "5",
+            "--format",
+            "csv",
+        ];
+        if workload == "hash" {
+            args.extend(["-b", "16"]);
+        }
+        let o = futexhash(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let col = rd
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "machine")
+            .unwrap();
+        let rec = rd.records().next().unwrap().unwrap();
+        let machine = &rec[col];
+        assert!(
+            !machine.contains(',') && !machine.contains('"') && machine.contains("box"),
+            "{machine}"
+        );
+        // Written as it is: no quotes around it in the file.
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .contains(&format!(",{machine},")),
+            "{text}"
+        );
+    }
+}
+
+// E. An input far larger than any measured table ----------------------------------------
+
+#[test]
+fn calibrate_refuses_a_huge_input_before_reading_it() {
+    let csv = tmp("huge.csv");
+    let f = std::fs::File::create(&csv).unwrap();
+    std::io::Write::write_all(&mut &f, b"buckets,rate\n0,1000\n16,2000\n").unwrap();
+    // 17 MiB, sparse: reading it would take the memory, the check must not.
+    f.set_len(17 << 20).unwrap();
+    let out = tmp("never-huge.toml");
+    let err = refused(&[
+        "sim",
+        "calibrate",
+        "--from",
+        s(&csv),
+        "--rows",
+        "0,1",
+        "--threads",
+        "2",
+        "--cpus",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(
+        err.contains(s(&csv)) && err.contains("17825792") && err.contains("16 MiB"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+// F. --ops beyond the simulator's clock ------------------------------------------------
+
+#[test]
+fn ops_beyond_the_clock_name_ops_and_the_most_allowed() {
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "240",
+        "-b",
+        "0",
+        "--ops",
+        "4294967295",
+    ]);
+    assert!(
+        err.contains("--ops 4294967295") && err.contains("at most --ops"),
+        "{err}"
+    );
+    // At 2 threads the clock holds it, but warm-up and measured operations together are
+    // counted in 32 bits: 200 + 4294967295 is beyond 2^32 - 1 = 4294967295, so at most
+    // --ops 4294967095.
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "2",
+        "-b",
+        "0",
+        "--ops",
+        "4294967295",
+    ]);
+    assert!(
+        err.contains("--ops 4294967295") && err.contains("at most --ops 4294967095"),
+        "{err}"
+    );
+    // A profile whose only cost is 1.5e8 ns outside the lock, 1024 threads on 1024 CPUs:
+    // the clock holds picoseconds in 64 - log2(1024) = 54 bits (docs/cli.md), and the
+    // serialised bound of one operation of every thread is (1024 × 1.5e8 ns + one 1 µs
+    // slice) = 1.536e14 ps, so (2^54 - 1) / 1.536e14 = 117.28: 117 operations per thread
+    // fit, warm-up included.
+    let p = tmp("slow.toml");
+    std::fs::write(
+        &p,
+        "name = \"slow\"\ncpus = 1024\nnodes = 1\noutside_ns = 1.5e8\nhold_ns = 0.0\n\
+         handoff_local_ns = 0.0\nhandoff_remote_ns = 0.0\natomic_ns = 0.0\n\
+         timeslice_ns = 1000.0\n\n[hash_ns]\njhash2 = 0.0\n",
+    )
+    .unwrap();
+    let run = |ops: &str| {
+        futexhash(&[
+            "sim",
+            "--profile",
+            s(&p),
+            "-t",
+            "1024",
+            "-b",
+            "0",
+            "--warmup",
+            "17",
+            "--ops",
+            ops,
+            "--format",
+            "csv",
+        ])
+    };
+    let o = run("101");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--ops 101") && err.contains("at most --ops 100"),
+        "{err}"
+    );
+    let o = run("100");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+// G. Lock records carry the sim fields --------------------------------------------------
+
+#[test]
+fn lock_records_carry_hash_ns_profile_and_kernel() {
+    // The template states jhash2 = 6.622 ns; its name is its file's `name`.
+    let name = "seed thread 256-CPU 2-node box (template, hash costs of the development VM)";
+    let base = [
+        "sim",
+        "--profile",
+        "data/machines/seed-256cpu-template.toml",
+        "--workload",
+        "lock",
+        "-t",
+        "2",
+        "--ops",
+        "100",
+        "--warmup",
+        "10",
+        "--format",
+    ];
+    let mut args = base.to_vec();
+    args.push("csv");
+    let o = futexhash(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    let rec = rd.records().next().unwrap().unwrap();
+    let field = |f: &str| {
+        let i = header
+            .iter()
+            .position(|h| h == f)
+            .unwrap_or_else(|| panic!("{f} missing in {header:?}"));
+        rec[i].to_string()
+    };
+    assert_eq!(field("hash_ns"), "6.622");
+    assert_eq!(field("hash_ns_source"), "profile");
+    assert_eq!(field("profile"), name);
+    assert_eq!(field("kernel"), "");
+    assert_eq!(field("workload"), "lock");
+    let mut args = base.to_vec();
+    args.push("json");
+    let o = futexhash(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v[0];
+    assert_eq!(r["hash_ns"], 6.622, "{r}");
+    assert_eq!(r["hash_ns_source"], "profile", "{r}");
+    assert_eq!(r["profile"], name, "{r}");
+    assert_eq!(r["kernel"], "", "{r}");
+}
