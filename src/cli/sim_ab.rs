@@ -128,7 +128,7 @@ pub(super) fn ab_table(
         MAIL_WIDTH,
     );
     s.push_str(&wrap_comment(
-        "# ± is the rate's interval (half-width, % of the rate); a change whose interval holds 0 is not told apart",
+        "# ± = interval half-width, % of the rate; a change whose interval holds 0 is not told apart",
         MAIL_WIDTH,
     ));
     s.push_str(&column_heads(&kernels));
@@ -225,7 +225,7 @@ pub(super) fn ab_table(
             for l in wrap_words(&name, MAIL_WIDTH - 2) {
                 s.push_str(&format!("  {l}\n"));
             }
-            s.push_str(&format!("{line}\n"));
+            s.push_str(&format!("{}\n", line.trim_end()));
         }
     }
     if !warnings.is_empty() {
@@ -351,12 +351,13 @@ mod tests {
         let got = ab_table("p", &recs, iv);
         let expect = "\
 # A/B on profile: p; simulated per-thread ops/sec; base 6.18
-# ± is the rate's interval (half-width, % of the rate); a change whose interval holds 0 is not told apart
+# ± = interval half-width, % of the rate; a change whose interval holds 0 is not told apart
             6.18                         7.2
 ---------------- ---------------------------
     ops/s   ±int   %change     ops/s   ±int
       1000 ±  2%    +10.0%       1100 ±  1%  perf-bench-futex-hash.ops/s t=112 b=0 jhash2
-      2000 ±  1%     -0.5%       1990 ±  1%  perf-bench-futex-hash.ops/s t=112 b=auto jhash2 (7.2: not told apart)
+  perf-bench-futex-hash.ops/s t=112 b=auto jhash2 (7.2: not told apart)
+      2000 ±  1%     -0.5%       1990 ±  1%
 ";
         assert_eq!(got, expect, "\n{got}");
     }
@@ -374,9 +375,14 @@ mod tests {
             lines[2],
             "            6.16                        6.17                        6.18"
         );
+        // Three kernels and a name: past 100 columns, so the name stands above the numbers.
         assert_eq!(
             lines[5],
-            "      1000          -75.0%        250          -74.0%        260        perf-bench-futex-hash.ops/s t=240 b=auto jhash2 [global/1024/1024]"
+            "  perf-bench-futex-hash.ops/s t=240 b=auto jhash2 [global/1024/1024]"
+        );
+        assert_eq!(
+            lines[6],
+            "      1000          -75.0%        250          -74.0%        260"
         );
         assert!(got.ends_with("no %change is tested against 0\n"), "{got}");
         assert!(!got.contains("not told apart)"));
