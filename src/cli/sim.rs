@@ -509,7 +509,7 @@ fn sim_text(
             &format!(
                 "{}; intervals: run to run, {}, model error",
                 profile.name,
-                spread_source(profile)
+                crate::sim::uncertainty::spread_source(profile)
             ),
             records,
             super::sim_ab::record_interval,
@@ -545,17 +545,6 @@ fn sim_text(
         Format::Csv => sim_csv(records)?,
         Format::Json => output::to_json(records).map_err(|e| CliError::Runtime(e.to_string()))?,
     })
-}
-
-/// Whose calibration spread a profile's intervals carry, as the outputs say it.
-pub(super) fn spread_source(profile: &MachineProfile) -> String {
-    match &profile.calibration_runs {
-        Some(r) => format!(
-            "calibration spread of this profile's {} calibration runs",
-            r.runs
-        ),
-        None => "calibration spread of the seed box's three runs: this profile has none".into(),
-    }
 }
 
 /// The table output's interval sections: each rate's 80 % interval, and with several
@@ -598,7 +587,7 @@ fn interval_tables(records: &[SimRecord], profile: &MachineProfile) -> String {
         wrap_comment(
             &format!(
                 "# 80 % prediction interval of each rate (run to run; {}; model error as measured by sim validate --cv)",
-                spread_source(profile)
+                crate::sim::uncertainty::spread_source(profile)
             ),
             MAIL_WIDTH
         ),
@@ -810,7 +799,7 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
             s.push_str(&wrap_comment(
                 &format!(
                     "# 80 % interval: run to run, {}, model error as measured by sim validate --cv",
-                    spread_source(profile)
+                    crate::sim::uncertainty::spread_source(profile)
                 ),
                 MAIL_WIDTH,
             ));

@@ -143,7 +143,7 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             head.push_str(&wrap_comment(
                 &format!(
                     "# 80 % interval: {} (a replay has no start order to vary), model error as measured by sim validate --cv",
-                    super::sim::spread_source(profile)
+                    crate::sim::uncertainty::spread_source(profile)
                 ),
                 100,
             ));

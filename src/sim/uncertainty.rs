@@ -269,6 +269,17 @@ pub fn profile_uncertainty(profile: &MachineProfile) -> ProfileUncertainty {
     }
 }
 
+/// Whose calibration spread a profile's intervals carry, in the words the outputs print.
+pub fn spread_source(profile: &MachineProfile) -> String {
+    match &profile.calibration_runs {
+        Some(r) => format!(
+            "calibration spread of this profile's {} calibration runs",
+            r.runs
+        ),
+        None => "calibration spread of the seed box's three runs: this profile has none".into(),
+    }
+}
+
 /// A profile's own refits as the spread the replications move its costs by.
 pub fn spread_of_refits(r: &RunRefits) -> CalibrationSpread {
     CalibrationSpread {
