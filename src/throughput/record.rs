@@ -4,6 +4,7 @@
 
 use super::outcome::{RunOutcome, Workload};
 use super::stats::ThroughputStats;
+use crate::render::output::wrap_words;
 use crate::render::{MAIL_WIDTH, TextTable, fmt_grouped};
 use serde::Serialize;
 
@@ -397,10 +398,13 @@ pub fn sweep_table(records: &[BenchRecord]) -> String {
         out.push_str("! = the hasher fails a distribution test on the keys run at that size:\n");
     }
     for (column, warning, cells) in notes {
-        out.push_str(&format!(
-            "! {column} at {}: {warning}\n",
-            cells_phrase(&cells)
-        ));
+        // Within a mail's 100 columns: a long note continues on lines indented two spaces.
+        let note = format!("! {column} at {}: {warning}", cells_phrase(&cells));
+        for (i, l) in wrap_words(&note, MAIL_WIDTH - 2).iter().enumerate() {
+            out.push_str(if i == 0 { "" } else { "  " });
+            out.push_str(l);
+            out.push('\n');
+        }
     }
     out
 }
@@ -637,7 +641,10 @@ mod tests {
             warned(240, "crc32c", ""),
         ];
         let t = sweep_table(&recs);
-        let notes: Vec<&str> = t
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        // Each note read whole: its continuation lines (indented two spaces) rejoined.
+        let whole = t.replace("\n  ", " ");
+        let notes: Vec<&str> = whole
             .lines()
             .filter(|l| l.starts_with("! ") && !l.starts_with("! ="))
             .collect();
