@@ -248,11 +248,18 @@ pub(super) fn ab_table(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::throughput::record::{Backend, BenchRecord, Layout, TableKind};
 
-    fn rec(kernel: &str, threads: usize, slots: &str, buckets: u64, rate: f64) -> SimRecord {
+    /// A simulated jhash2 record of `kernel` (no interval), shared with the plot's tests.
+    pub(in crate::cli) fn rec(
+        kernel: &str,
+        threads: usize,
+        slots: &str,
+        buckets: u64,
+        rate: f64,
+    ) -> SimRecord {
         SimRecord {
             bench: BenchRecord {
                 backend: Backend::Sim,

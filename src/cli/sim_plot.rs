@@ -131,62 +131,16 @@ pub fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(
 mod tests {
     use super::*;
     use crate::render::plot::plot_svg_string;
-    use crate::throughput::record::{Backend, BenchRecord, Layout, TableKind};
 
     /// A simulated jhash2 record at `buckets` (0: the global hash) with `rate` and its
     /// interval `lo`…`hi`.
     fn rec(kernel: &str, buckets: u64, rate: f64, lo: f64, hi: f64) -> SimRecord {
-        SimRecord {
-            bench: BenchRecord {
-                backend: Backend::Sim,
-                algo: "jhash2".into(),
-                table: if buckets == 0 {
-                    TableKind::Global
-                } else {
-                    TableKind::Private
-                },
-                layout: Layout::Aligned,
-                buckets,
-                threads: 240,
-                futexes: 1024,
-                runtime_s: 0.0,
-                ops_per_sec: rate,
-                ops_per_sec_total: rate * 240.0,
-                stderr_pct: 0.0,
-                latency_ns_p50: 0,
-                latency_ns_p99: 0,
-                latency_ns_p999: 0,
-                ops_per_cpu_sec: rate,
-                cpu_share: 1.0,
-                workload: "hash",
-                shared: false,
-                slots_applied: None,
-                pid: 0,
-                unexpected: 0,
-                lock_ops_per_sec: None,
-                victim_latency_ns_p50: None,
-                victim_latency_ns_p99: None,
-                victim_latency_ns_p999: None,
-                victim_buckets: None,
-                shared_buckets: None,
-                noisy_ops_per_sec: None,
-                machine: String::new(),
-                warning: String::new(),
-            },
-            hash_ns: 6.6,
-            hash_ns_source: "profile",
-            profile: "p".into(),
-            kernel: kernel.into(),
-            lock: "queued",
-            refcount: "none",
-            bucket_bytes: 64,
-            slots: buckets.to_string(),
-            threads_per_cpu: 1.0,
-            ops_per_sec_lo: lo,
-            ops_per_sec_hi: hi,
-            global_buckets: 65536,
-            replications: vec![rate],
-        }
+        let mut r =
+            crate::cli::sim_ab::tests::rec(kernel, 240, &buckets.to_string(), buckets, rate);
+        r.ops_per_sec_lo = lo;
+        r.ops_per_sec_hi = hi;
+        r.replications = vec![rate];
+        r
     }
 
     /// A `<polyline>`: stroke colour, stroke width, points in pixels.
