@@ -42,8 +42,9 @@ pub const MACHINES: &[Asset] = &[
     asset!("machines", "this-vm-kernel-t2.csv"),
 ];
 
-/// `data/published/`: the seed threads' published tables, and the published A/B figures
-/// of a kernel patch that the simulator's blind prediction is scored against.
+/// `data/published/`: the seed threads' published tables, the published A/B figures of a
+/// kernel patch that the simulator's blind prediction is scored against, and the tables of
+/// the other machines the model was not built on.
 pub const PUBLISHED: &[Asset] = &[
     asset!("published", "a734d9fca84e-perf-bench-futex-hash.csv"),
     asset!("published", "algos-240threads-256cpu.csv"),
@@ -51,6 +52,12 @@ pub const PUBLISHED: &[Asset] = &[
     asset!("published", "buckets-240threads-256cpu.csv"),
     asset!("published", "buckets-240threads-256cpu-runs.csv"),
     asset!("published", "seed003-2013-80core-threads.csv"),
+    asset!("published", "sas2024-e7-8890v3-140threads.csv"),
+    asset!("published", "sas2024-e7-8890v3-34threads-per-node.csv"),
+    asset!("published", "sas2024-e7-8890v3-algos-140threads.csv"),
+    asset!("published", "sas2024-e5-2650-28threads.csv"),
+    asset!("published", "sas2024-e5-2650-14threads-per-node.csv"),
+    asset!("published", "sas2024-e5-2650-algos-28threads.csv"),
 ];
 
 /// The names of the embedded machine profiles (`NAME` of `NAME.toml`), sorted.

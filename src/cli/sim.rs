@@ -28,19 +28,22 @@ pub(super) fn trust_help() -> String {
     let q = crate::sim::uncertainty::quoted_error();
     format!(
         "When not to trust the simulator (docs/sim.md says more):\n\
-         - Out of sample (`sim validate --cv`: each published table predicted by the model \
-         calibrated without it) the median |ln(pred/pub)| is {:.3} and the p90 {:.3} over {} \
+         - Out of sample (`sim validate --cv --template seed-256cpu-template`: each published \
+         table predicted by the model calibrated without it; the template states the hash \
+         costs, without it they are timed on your machine and the figures move in the third \
+         decimal) the median |ln(pred/pub)| is {:.3} and the p90 {:.3} over {} \
          cells (mean signed {:+.3}); the 80 % intervals held {:.0} % of them, median width \
-         ln(hi/lo) {:.3}. On the two boxes the model was not built on (a734d9fca84e's \
-         dual-socket Skylake and Zen3 runs), calibrated on two rows each as a user \
-         calibrates theirs: median {:.3}, p90 {:.3}, {:.0} % inside, over {} cells. That is \
-         the error to expect on your box, not the smaller in-sample figures of plain `sim \
-         validate`.\n\
+         ln(hi/lo) {:.3}. On the four boxes the model was not built on (a734d9fca84e's \
+         dual-socket Skylake and Zen3 runs; a 4-socket Xeon E7-8890 v3 and a 2-socket \
+         E5-2650, scored by a protocol committed before their cells were predicted), \
+         calibrated on two rows each as a user calibrates theirs: median {:.3}, p90 {:.3}, \
+         {:.0} % inside, over {} cells. That is the error to expect on your box, not the \
+         smaller in-sample figures of plain `sim validate`.\n\
          - Shown: seed 000's 256-CPU box at 240 threads (slots and hashers) from two of its \
          rows, and its pinning figures; seed 002's futex_numa ratio. Weak: other boxes \
-         (above); seed 003's 2013 box (ticket locks, packed buckets; its aligned-only column \
-         is far too slow); seed 000's node-pinned 110-thread table, which depends on a \
-         cross-node transfer figure the seed does not give.\n\
+         (above); runs bound to one node, predicted from an all-node calibration (on every \
+         box that has them, short of the 0.06 median wanted: docs/sim.md); seed 003's 2013 \
+         box (ticket locks, packed buckets; its aligned-only column is far too slow).\n\
          - Not shown at all: trace replay, kernels and designs no published table measured \
          (6.16+ presets, refcounts).\n\
          - Failed: the one patch predicted blind (7.2's a734d9fca84e on a 2-socket Skylake-SP, \

@@ -7,7 +7,8 @@ use super::{CliError, OutputArgs};
 use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::sim::profile::MachineProfile;
 use crate::sim::validate::{
-    CV_TABLES, CrossValidation, NEW_BOXES, TABLE_A734, cv_stats, machine_model_sd, validate_cv_with,
+    CV_TABLES, CrossValidation, RATIO_SIGN_THRESHOLD, SAS2024_BOXES, TABLE_A734, cv_stats,
+    hasher_ratio_stats, is_unseen_box, machine_model_sd, machine_of, validate_cv_with,
 };
 use crate::sim::validate::{
     RunSpread, TABLE_240, TABLE_2013, ValidationRow, abs_log_error_quantile, column_order,
@@ -243,22 +244,62 @@ fn cv_summary(cv: &CrossValidation) -> String {
             line(t, these);
         }
     }
-    let is_new = |r: &ValidationRow| NEW_BOXES.iter().any(|(u, _)| *u == r.table);
+    let is_new = |r: &ValidationRow| is_unseen_box(&r.table);
     line("all tables", cv.rows.iter().collect());
     line(
         "seed tables (the model was built on them)",
         cv.rows.iter().filter(|r| !is_new(r)).collect(),
     );
-    if cv.new_boxes_scored {
+    if cv.new_boxes_scored || !cv.sas2024_scored.is_empty() {
         line(
             "boxes not used to build the model",
             cv.rows.iter().filter(|r| is_new(r)).collect(),
+        );
+    }
+    for m in &cv.sas2024_scored {
+        line(
+            &format!("{m} (its three tables)"),
+            cv.rows
+                .iter()
+                .filter(|r| machine_of(&r.table) == *m)
+                .collect(),
         );
     }
     s.push_str(&format!(
         "\nmodel error of an unseen machine (rms of each machine's rms, every machine once; the sd of every `sim` interval): {:.3}\n",
         machine_model_sd(&cv.rows, None)
     ));
+    for (what, these) in [
+        (
+            "seed tables",
+            cv.rows.iter().filter(|r| !is_new(r)).collect::<Vec<_>>(),
+        ),
+        (
+            "boxes not used to build the model",
+            cv.rows.iter().filter(|r| is_new(r)).collect(),
+        ),
+    ] {
+        if let Some(h) = hasher_ratio_stats(these) {
+            s.push_str(&format!(
+                "hasher comparisons, {what} (each hasher's rate over jhash2's at the same table and size): |ln(predicted ratio / published ratio)| median {:.3}, p90 {:.3} over {} pairs; where the published ratio is beyond ±{:.0} %, the predicted one is on the same side of 1 in {} of {}\n",
+                h.median,
+                h.p90,
+                h.pairs,
+                100.0 * RATIO_SIGN_THRESHOLD,
+                h.sign_right,
+                h.separated
+            ));
+        }
+    }
+    for b in SAS2024_BOXES
+        .iter()
+        .filter(|b| !cv.sas2024_scored.contains(&b.machine))
+    {
+        s.push_str(&format!(
+            "{} is not scored: {}, {} and {} are not all in the data directory\n",
+            b.machine, b.sweep, b.node_bound, b.hashers
+        ));
+    }
     if !cv.new_boxes_scored {
         s.push_str(&format!(
             "the boxes not used to build the model are not scored: {TABLE_A734} is not in the data directory\n"

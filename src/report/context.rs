@@ -276,7 +276,7 @@ impl SimError {
              each table predicted by the model calibrated without it, `sim validate --cv`; \
              over all {} \
              such cells the median |ln| is {:.3}, the 90th percentile {:.3}, and {:.0} % lie \
-             inside their 80 % interval; on the {} cells of the two boxes the model was not \
+             inside their 80 % interval; on the {} cells of the four boxes the model was not \
              built on, calibrated on two rows each as a user would, {:.3}, {:.3} and {:.0} %; \
              the fit to the rows the model was built with is {:.1} %, a fit statistic)",
             self.kind,

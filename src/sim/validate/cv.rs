@@ -9,6 +9,10 @@ use super::new_boxes::{NEW_BOXES, TABLE_A734, predict_new_box_reps};
 use super::published::{
     TABLE_110, TABLE_240, TABLE_2013, TABLE_ALGOS, TABLE_NUMA, TABLE_PINNING, read_threads_table,
 };
+use super::sas2024::{
+    SAS2024_BOXES, SAS2024_TABLES, calibrate_unseen_box, predict_unseen_table_reps, sas2024_box_of,
+    sas2024_present,
+};
 use super::seed_box::{
     calibrate_seed_box_mech, futex_numa_reps, predict_pinning_reps, predict_published_reps,
 };
@@ -25,8 +29,8 @@ use crate::sim::{Mechanisms, SimLength};
 use std::path::Path;
 
 /// The held-out units of `sim validate --cv`, in output order: the seed tables, then the
-/// boxes the model was not built on ([`NEW_BOXES`]).
-pub const CV_TABLES: [&str; 8] = [
+/// boxes the model was not built on ([`NEW_BOXES`], then the tables of [`SAS2024_BOXES`]).
+pub const CV_TABLES: [&str; 14] = [
     TABLE_240,
     TABLE_ALGOS,
     TABLE_110,
@@ -35,7 +39,19 @@ pub const CV_TABLES: [&str; 8] = [
     TABLE_PINNING,
     NEW_BOXES[0].0,
     NEW_BOXES[1].0,
+    SAS2024_TABLES[0],
+    SAS2024_TABLES[1],
+    SAS2024_TABLES[2],
+    SAS2024_TABLES[3],
+    SAS2024_TABLES[4],
+    SAS2024_TABLES[5],
 ];
+
+/// Whether `table` is of a box the model was not built on (the a734d9fca84e boxes and
+/// the 2024-11-01 machines): its cells are reported, never used to choose.
+pub fn is_unseen_box(table: &str) -> bool {
+    NEW_BOXES.iter().any(|(u, _)| *u == table) || sas2024_box_of(table).is_some()
+}
 
 /// The 256-CPU box's tables: the cells a fold's line-transfer choice is scored on.
 const BOX_256_TABLES: [&str; 4] = [TABLE_240, TABLE_ALGOS, TABLE_110, TABLE_PINNING];
@@ -48,8 +64,10 @@ pub struct CrossValidation {
     pub rows: Vec<ValidationRow>,
     /// Per held-out table of the 256-CPU box: the line-transfer option its fold chose.
     pub line_choice: Vec<(&'static str, &'static str)>,
-    /// Whether the new boxes were scored (their file is in the data directory).
+    /// Whether the a734d9fca84e boxes were scored (their file is in the data directory).
     pub new_boxes_scored: bool,
+    /// The machines of [`SAS2024_BOXES`] scored (all three tables in the data directory).
+    pub sas2024_scored: Vec<&'static str>,
 }
 
 /// Median |ln(pred/pub)| over the non-`fit` cells of the 256-CPU box's tables other than
@@ -69,7 +87,7 @@ pub fn machine_of(table: &str) -> &str {
         TABLE_240 | TABLE_ALGOS | TABLE_110 | TABLE_PINNING => "seed000-256cpu",
         TABLE_2013 => "seed003-80core",
         TABLE_NUMA => "seed002-ivbep",
-        other => other,
+        other => sas2024_box_of(other).map_or(other, |b| b.machine),
     }
 }
 
@@ -156,6 +174,8 @@ pub fn validate_cv_with(
         }
     }
     let spread = crate::sim::uncertainty::SEED_BOX_CALIBRATION;
+    // Each 2024-11-01 machine is calibrated once, for all three of its tables.
+    let mut unseen_profiles: Vec<(&'static str, MachineProfile)> = Vec::new();
     let mut out: Vec<(ValidationRow, Vec<f64>)> = Vec::new();
     let mut line_choice = Vec::new();
     for (fold, held) in CV_TABLES.into_iter().enumerate() {
@@ -187,6 +207,23 @@ pub fn validate_cv_with(
             // a user profile's replications move its costs by the seed box's spread.
             out.extend(predict_new_box_reps(
                 data_dir, template, held, &spread, len, mech,
+            )?);
+            continue;
+        }
+        if let Some(b) = sas2024_box_of(held) {
+            if !sas2024_present(data_dir, b) {
+                continue;
+            }
+            if !unseen_profiles.iter().any(|(m, _)| *m == b.machine) {
+                let p = calibrate_unseen_box(data_dir, template, b, len, mech)?;
+                unseen_profiles.push((b.machine, p));
+            }
+            let (_, p) = unseen_profiles
+                .iter()
+                .find(|(m, _)| *m == b.machine)
+                .expect("calibrated above");
+            out.extend(predict_unseen_table_reps(
+                data_dir, held, p, &spread, len, mech,
             )?);
             continue;
         }
@@ -234,6 +271,11 @@ pub fn validate_cv_with(
         rows,
         line_choice,
         new_boxes_scored: new_boxes_present,
+        sas2024_scored: SAS2024_BOXES
+            .iter()
+            .filter(|b| sas2024_present(data_dir, b))
+            .map(|b| b.machine)
+            .collect(),
     })
 }
 
