@@ -15,27 +15,14 @@
 //! (`SigCgt`), or once the run shows it is where the test wants it (its progress line on
 //! a terminal, a marker file the hasher writes), so none depends on the machine's speed.
 
-#[path = "common/pty.rs"]
-mod pty;
+mod common;
 
+use common::pty;
+use common::repo;
+use common::signals::{finish, finish_within, signal, spawn, wait_for, wait_until_catching};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_futexhash"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start futexhash")
-}
-
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: kill(2) on the pid of our own, not yet reaped, child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
-}
 
 /// Pids of live `--internal-child` processes whose configuration contains `marker`.
 fn children_with(marker: &str) -> Vec<u32> {
@@ -58,27 +45,6 @@ fn children_with(marker: &str) -> Vec<u32> {
         }
     }
     v
-}
-
-/// Waits until `cond` holds or `limit` passes.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
-}
-
-fn finish(child: Child) -> (Option<i32>, String, String) {
-    let o = child.wait_with_output().unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -221,30 +187,6 @@ fn scratch(name: &str) -> std::path::PathBuf {
     d
 }
 
-/// Waits at most `limit` for `child` to exit (then kills it and fails).
-fn finish_within(child: Child, limit: Duration) -> (Option<i32>, String, String) {
-    let pid = child.id() as i32;
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let d = done.clone();
-    let watchdog = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while !d.load(std::sync::atomic::Ordering::SeqCst) {
-            if t0.elapsed() > limit {
-                // SAFETY: kill(2) on the pid of our own child, which `finish` has not
-                // reaped yet (`done` is set only after it returns).
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
-    });
-    let r = finish(child);
-    done.store(true, std::sync::atomic::Ordering::SeqCst);
-    assert!(!watchdog.join().unwrap(), "still running after {limit:?}");
-    r
-}
-
 /// The highest `N` of the progress lines `sim: N of M configurations done` on `screen`.
 fn configurations_done(screen: &str) -> u64 {
     screen
@@ -262,9 +204,7 @@ fn sigint_keeps_the_sim_configurations_that_finished() {
     // Every hasher at 17 sizes and 4 thread counts: far more configurations than finish
     // before the signal, which comes once the progress line (stderr is a terminal here)
     // counts one done.
-    let (tty, screen) = pty::terminal();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_futexhash"));
-    cmd.args([
+    let (c, screen) = pty::spawn_on_terminal(&[
         "sim",
         "--profile",
         "seed-256cpu",
@@ -278,12 +218,7 @@ fn sigint_keeps_the_sim_configurations_that_finished() {
         "csv",
         "--output",
         out.to_str().unwrap(),
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(tty);
-    let c = cmd.spawn().expect("start futexhash");
-    drop(cmd);
+    ]);
     assert!(
         wait_for(Duration::from_secs(300), || configurations_done(
             &screen.text()
@@ -381,23 +316,6 @@ fn an_interrupted_report_leaves_no_staging_directory() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A file of the source tree.
-fn repo(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-/// Waits (at most a minute) until `child` catches SIGINT, so that the signal meets the
-/// subcommand's handling and not the default action, however slow the start.
-fn wait_until_catching(child: &Child) {
-    assert!(
-        wait_for(Duration::from_secs(60), || pty::catches_sigint(child.id())),
-        "futexhash never installed a SIGINT handler"
-    );
 }
 
 /// Defect: `sim calibrate` and `sim validate` died of SIGINT (no status 130, no line).
