@@ -14,6 +14,10 @@
 //! or a few seconds after the first. Each test signals only once the handler is there
 //! (`SigCgt`), or once the run shows it is where the test wants it (its progress line on
 //! a terminal, a marker file the hasher writes), so none depends on the machine's speed.
+//!
+//! `dist`, `check`, `hash`, `keys`, `attack leak` and `attack channel` died of SIGINT
+//! (no status 130, no line); they write only when done, so an interrupted run exits 130
+//! saying nothing was written and leaves an `--output` file as it was.
 
 mod common;
 
@@ -512,4 +516,140 @@ fn a_run_stuck_in_a_c_hasher_is_abandoned_with_status_130() {
         assert!(lines[0].contains(why), "{name}: {err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What an interrupted run that writes only when done prints: one line, and nothing else.
+const NOTHING_WRITTEN: &str = "futexhash: interrupted (SIGINT): nothing written";
+
+/// A file the user named with --output before the run: what it held, and a check that it
+/// still holds that and that nothing else (a temporary file) was left beside it.
+struct PreviousOutput {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl PreviousOutput {
+    const TEXT: &str = "the previous run's output\n";
+
+    fn new(name: &str) -> Self {
+        let dir = scratch(name);
+        let file = dir.join("previous.out");
+        std::fs::write(&file, Self::TEXT).unwrap();
+        PreviousOutput { dir, file }
+    }
+
+    fn path(&self) -> &str {
+        self.file.to_str().unwrap()
+    }
+
+    fn assert_untouched(&self, what: &str) {
+        assert_eq!(
+            std::fs::read_to_string(&self.file).unwrap(),
+            Self::TEXT,
+            "{what}: the --output file was replaced"
+        );
+        let names: Vec<_> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["previous.out"], "{what}: left beside the output");
+        std::fs::remove_dir_all(&self.dir).unwrap();
+    }
+}
+
+/// Defect: `dist`, `check`, `keys`, `attack leak` and `attack channel` died of SIGINT. Each
+/// is started on an input it needs many seconds for and signalled once its handler is in
+/// place (the run is then under way; it would have taken seconds more): exit 130, the one
+/// line, nothing on stdout, and the --output file as it was.
+#[test]
+fn sigint_stops_the_runs_that_write_when_done_and_keeps_their_output_file() {
+    let runs: [(&str, &[&str]); 4] = [
+        ("check", &["check", "--algo", "jhash2", "--keys", "2000000"]),
+        ("keys", &["keys", "--keys", "4000000"]),
+        ("attack leak", &["attack", "leak", "--algo", "jhash2"]),
+        (
+            "attack channel",
+            &[
+                "attack",
+                "channel",
+                "--algo",
+                "seed",
+                "--samples",
+                "1000000",
+            ],
+        ),
+    ];
+    for (name, args) in runs {
+        let previous = PreviousOutput::new(&name.replace(' ', "-"));
+        let mut all = args.to_vec();
+        all.extend(["--output", previous.path()]);
+        let c = spawn(&all);
+        wait_until_catching(&c);
+        signal(&c, libc::SIGINT);
+        let (code, stdout, err) = finish_within(c, Duration::from_secs(60));
+        assert_eq!(code, Some(130), "{name}: {stdout}{err}");
+        assert_eq!(err.lines().collect::<Vec<_>>(), [NOTHING_WRITTEN], "{name}");
+        assert!(stdout.is_empty(), "{name}: {stdout}");
+        previous.assert_untouched(name);
+    }
+}
+
+/// Defect: `dist` died of SIGINT, its progress bar left on the terminal. Signalled once the
+/// bar shows it hashing (22 hashers of 10 million keys: many seconds to go), it clears
+/// the bar, says in one line that nothing was written, exits 130 and leaves --output as
+/// it was.
+#[test]
+fn sigint_during_dist_clears_its_progress_bar_and_keeps_the_output_file() {
+    let previous = PreviousOutput::new("dist");
+    let (c, screen) = pty::spawn_on_terminal(&[
+        "dist",
+        "--algo",
+        "all",
+        "--keys",
+        "10000000",
+        "--format",
+        "csv",
+        "--output",
+        previous.path(),
+    ]);
+    // The bar reads `[bar] N/22 HASHER` from the first hasher on.
+    assert!(
+        wait_for(Duration::from_secs(300), || screen.text().contains("/22 ")),
+        "no progress bar: {}",
+        screen.text()
+    );
+    wait_until_catching(&c);
+    signal(&c, libc::SIGINT);
+    let (code, stdout, _) = finish_within(c, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stdout}{}", screen.text());
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(screen.last_line(), NOTHING_WRITTEN, "{:?}", screen.text());
+    previous.assert_untouched("dist");
+}
+
+/// Defect: `hash` waiting for keys on stdin died of SIGINT. Signalled while it waits for
+/// more (stdin stays open), it exits 130, says so in one line and writes nothing.
+#[test]
+fn sigint_while_hash_reads_its_keys_exits_130_and_writes_nothing() {
+    use std::io::Write as _;
+    let previous = PreviousOutput::new("hash");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["hash", "--algo", "all", "--output", previous.path()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start futexhash");
+    // Kept open until the child has exited: it is reading, not at the end of its keys.
+    let mut stdin = c.stdin.take().unwrap();
+    stdin.write_all(b"private:0x1000:0x7f0000\n").unwrap();
+    stdin.flush().unwrap();
+    wait_until_catching(&c);
+    signal(&c, libc::SIGINT);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(60));
+    drop(stdin);
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    assert_eq!(err.lines().collect::<Vec<_>>(), [NOTHING_WRITTEN]);
+    assert!(stdout.is_empty(), "{stdout}");
+    previous.assert_untouched("hash");
 }

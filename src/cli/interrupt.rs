@@ -1,11 +1,15 @@
-//! SIGINT/SIGTERM for `sim` (its sweeps, `calibrate`, `validate`, `profile`, the lock
-//! test and trace replay) and `bench`: the handlers ([`crate::bench::interrupt`]) only
-//! record the signal, and a watcher thread decides how the process ends when the work
-//! itself cannot. (`report`, `attack` and `capture` have their own.)
+//! SIGINT/SIGTERM for every subcommand that computes for long: `sim` (its sweeps,
+//! `calibrate`, `validate`, `profile`, the lock test and trace replay), `bench`, `dist`,
+//! `check`, `hash`, `keys`, `attack leak` and `attack channel`. The handlers
+//! ([`crate::bench::interrupt`]) only record the signal, and a watcher thread decides how
+//! the process ends when the work itself cannot. (`report` has its own watcher; `attack
+//! flood` and `capture` stop themselves at the flag and need no watcher; `list` does no
+//! work worth stopping.)
 //!
 //! - [`Keeps::Nothing`]: the run writes only when it is done, so an interruption keeps
 //!   nothing: the watcher prints `interrupted (SIGINT): nothing written` and exits 130
-//!   at once (as `report` does).
+//!   at once. The work needs no stop flag of its own: whatever it was doing, nothing of
+//!   it was going to be written, and a run stuck in a C hasher is ended the same way.
 //! - [`Keeps::Finished`]: the run stops itself at the signal (it polls the flag) and
 //!   writes what finished. The watcher steps in only when it does not: at a second
 //!   signal, or [`GRACE`] after the first, the run is abandoned — the usual cause is a

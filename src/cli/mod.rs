@@ -234,13 +234,11 @@ where
             return ExitCode::from(2);
         }
     };
+    // `check`: the verdict table says which check failed; the status says that one did
+    // (unless a signal came meanwhile: then 130, as for every other subcommand).
+    let mut check_failed = false;
     let result = match cli.command {
-        Command::Check(a) => match check::run(a) {
-            // The verdict table says which check failed; the status says that one did.
-            Ok(true) => return ExitCode::from(1),
-            Ok(false) => Ok(()),
-            Err(e) => Err(e),
-        },
+        Command::Check(a) => check::run(a).map(|failed| check_failed = failed),
         Command::Keys(a) => keys::run(a),
         Command::List(a) => list::run(a),
         Command::Hash(a) => hash::run(a),
@@ -262,6 +260,7 @@ where
             );
             ExitCode::from(130)
         }
+        Ok(()) if check_failed => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Usage(msg)) => {
             eprintln!("futexhash: error: {msg}");

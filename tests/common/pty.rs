@@ -20,6 +20,37 @@ impl Screen {
         String::from_utf8_lossy(&self.0.0.lock().unwrap()).into_owned()
     }
 
+    /// The last line a user sees, once every writer has closed the terminal: the text
+    /// after the last line break and after the last carriage return in that line (what
+    /// overwrote a progress line drawn in place), without escape sequences.
+    pub fn last_line(&self) -> String {
+        let text = self.closed_text();
+        let line = text
+            .split('\n')
+            .map(|l| l.trim_end_matches('\r'))
+            .rfind(|l| !l.is_empty())
+            .unwrap_or("");
+        let shown = line.rsplit('\r').next().unwrap_or("");
+        let mut out = String::new();
+        let mut chars = shown.chars();
+        while let Some(c) = chars.next() {
+            if c != '\x1b' {
+                out.push(c);
+                continue;
+            }
+            // ESC [ parameters, then a byte in '@'..='~' (clear line, colours, cursor);
+            // ESC and one byte for the other escapes.
+            if chars.next() == Some('[') {
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Everything written, once every writer has closed the terminal (the child has
     /// exited); panics if that takes over a minute.
     pub fn closed_text(&self) -> String {
