@@ -17,7 +17,8 @@
 //!
 //! `dist`, `check`, `hash`, `keys`, `attack leak` and `attack channel` died of SIGINT
 //! (no status 130, no line); they write only when done, so an interrupted run exits 130
-//! saying nothing was written and leaves an `--output` file as it was.
+//! saying nothing was written and leaves an `--output` file as it was. `report` shares
+//! their signal watcher, which clears its progress line before its own.
 
 mod common;
 
@@ -652,4 +653,35 @@ fn sigint_while_hash_reads_its_keys_exits_130_and_writes_nothing() {
     assert_eq!(err.lines().collect::<Vec<_>>(), [NOTHING_WRITTEN]);
     assert!(stdout.is_empty(), "{stdout}");
     previous.assert_untouched("hash");
+}
+
+/// Defect: `report` had a signal watcher of its own, which left its progress line on the
+/// terminal with the interruption line written after it. With the shared watcher the line
+/// is cleared first: the last line on the terminal is the interruption's alone, exit 130,
+/// and no report and no staging directory are left.
+#[test]
+fn an_interrupted_report_clears_its_progress_line_and_leaves_nothing() {
+    let dir = scratch("report-tty");
+    let target = dir.join("out");
+    let (c, screen) =
+        pty::spawn_on_terminal(&["report", "--quick", "--out", target.to_str().unwrap()]);
+    // Its spinner names the first section; the run takes tens of seconds more.
+    assert!(
+        wait_for(Duration::from_secs(120), || screen
+            .text()
+            .contains("hash cost and simulator calibration")),
+        "no progress line: {}",
+        screen.text()
+    );
+    wait_until_catching(&c);
+    signal(&c, libc::SIGINT);
+    let (code, stdout, _) = finish_within(c, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stdout}{}", screen.text());
+    assert_eq!(screen.last_line(), NOTHING_WRITTEN, "{:?}", screen.text());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -86,14 +86,11 @@ pub enum CliError {
     InterruptedReported,
 }
 
-/// The line an interrupted subcommand prints when the results that finished were written
-/// (`kept`) or when nothing was, naming the signal the handlers recorded.
-pub(crate) fn interrupted_line(kept: bool) -> String {
-    interrupted_with(if kept {
-        "stopped early; the results that finished are written"
-    } else {
-        "nothing written"
-    })
+/// The line an interrupted subcommand prints when the results that finished were written,
+/// naming the signal the handlers recorded. (A run that keeps nothing says so through the
+/// signal watcher, [`interrupt`].)
+pub(crate) fn interrupted_line() -> String {
+    interrupted_with("stopped early; the results that finished are written")
 }
 
 /// `futexhash: interrupted (SIGNAL): what`, the one form of every interrupted
@@ -271,7 +268,7 @@ where
             ExitCode::from(1)
         }
         Err(CliError::Interrupted) => {
-            eprintln!("{}", interrupted_line(true));
+            eprintln!("{}", interrupted_line());
             ExitCode::from(130)
         }
         Err(CliError::InterruptedReported) => ExitCode::from(130),
