@@ -14,28 +14,20 @@
 //! or a few seconds after the first. Each test signals only once the handler is there
 //! (`SigCgt`), or once the run shows it is where the test wants it (its progress line on
 //! a terminal, a marker file the hasher writes), so none depends on the machine's speed.
+//!
+//! `dist`, `check`, `hash`, `keys`, `attack leak` and `attack channel` died of SIGINT
+//! (no status 130, no line); they write only when done, so an interrupted run exits 130
+//! saying nothing was written and leaves an `--output` file as it was. `report` shares
+//! their signal watcher, which clears its progress line before its own.
 
-#[path = "common/pty.rs"]
-mod pty;
+mod common;
 
+use common::pty;
+use common::repo;
+use common::signals::{finish, finish_within, signal, spawn, wait_for, wait_until_catching};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_futexhash"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start futexhash")
-}
-
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: kill(2) on the pid of our own, not yet reaped, child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
-}
 
 /// Pids of live `--internal-child` processes whose configuration contains `marker`.
 fn children_with(marker: &str) -> Vec<u32> {
@@ -58,27 +50,6 @@ fn children_with(marker: &str) -> Vec<u32> {
         }
     }
     v
-}
-
-/// Waits until `cond` holds or `limit` passes.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
-}
-
-fn finish(child: Child) -> (Option<i32>, String, String) {
-    let o = child.wait_with_output().unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -221,30 +192,6 @@ fn scratch(name: &str) -> std::path::PathBuf {
     d
 }
 
-/// Waits at most `limit` for `child` to exit (then kills it and fails).
-fn finish_within(child: Child, limit: Duration) -> (Option<i32>, String, String) {
-    let pid = child.id() as i32;
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let d = done.clone();
-    let watchdog = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while !d.load(std::sync::atomic::Ordering::SeqCst) {
-            if t0.elapsed() > limit {
-                // SAFETY: kill(2) on the pid of our own child, which `finish` has not
-                // reaped yet (`done` is set only after it returns).
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
-    });
-    let r = finish(child);
-    done.store(true, std::sync::atomic::Ordering::SeqCst);
-    assert!(!watchdog.join().unwrap(), "still running after {limit:?}");
-    r
-}
-
 /// The highest `N` of the progress lines `sim: N of M configurations done` on `screen`.
 fn configurations_done(screen: &str) -> u64 {
     screen
@@ -262,9 +209,7 @@ fn sigint_keeps_the_sim_configurations_that_finished() {
     // Every hasher at 17 sizes and 4 thread counts: far more configurations than finish
     // before the signal, which comes once the progress line (stderr is a terminal here)
     // counts one done.
-    let (tty, screen) = pty::terminal();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_futexhash"));
-    cmd.args([
+    let (c, screen) = pty::spawn_on_terminal(&[
         "sim",
         "--profile",
         "seed-256cpu",
@@ -278,12 +223,7 @@ fn sigint_keeps_the_sim_configurations_that_finished() {
         "csv",
         "--output",
         out.to_str().unwrap(),
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(tty);
-    let c = cmd.spawn().expect("start futexhash");
-    drop(cmd);
+    ]);
     assert!(
         wait_for(Duration::from_secs(300), || configurations_done(
             &screen.text()
@@ -381,23 +321,6 @@ fn an_interrupted_report_leaves_no_staging_directory() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A file of the source tree.
-fn repo(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-/// Waits (at most a minute) until `child` catches SIGINT, so that the signal meets the
-/// subcommand's handling and not the default action, however slow the start.
-fn wait_until_catching(child: &Child) {
-    assert!(
-        wait_for(Duration::from_secs(60), || pty::catches_sigint(child.id())),
-        "futexhash never installed a SIGINT handler"
-    );
 }
 
 /// Defect: `sim calibrate` and `sim validate` died of SIGINT (no status 130, no line).
@@ -593,5 +516,172 @@ fn a_run_stuck_in_a_c_hasher_is_abandoned_with_status_130() {
         };
         assert!(lines[0].contains(why), "{name}: {err}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What an interrupted run that writes only when done prints: one line, and nothing else.
+const NOTHING_WRITTEN: &str = "futexhash: interrupted (SIGINT): nothing written";
+
+/// A file the user named with --output before the run: what it held, and a check that it
+/// still holds that and that nothing else (a temporary file) was left beside it.
+struct PreviousOutput {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl PreviousOutput {
+    const TEXT: &str = "the previous run's output\n";
+
+    fn new(name: &str) -> Self {
+        let dir = scratch(name);
+        let file = dir.join("previous.out");
+        std::fs::write(&file, Self::TEXT).unwrap();
+        PreviousOutput { dir, file }
+    }
+
+    fn path(&self) -> &str {
+        self.file.to_str().unwrap()
+    }
+
+    fn assert_untouched(&self, what: &str) {
+        assert_eq!(
+            std::fs::read_to_string(&self.file).unwrap(),
+            Self::TEXT,
+            "{what}: the --output file was replaced"
+        );
+        let names: Vec<_> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["previous.out"], "{what}: left beside the output");
+        std::fs::remove_dir_all(&self.dir).unwrap();
+    }
+}
+
+/// Defect: `dist`, `check`, `keys`, `attack leak` and `attack channel` died of SIGINT. Each
+/// is started on an input it needs many seconds for and signalled once its handler is in
+/// place (the run is then under way; it would have taken seconds more): exit 130, the one
+/// line, nothing on stdout, and the --output file as it was.
+#[test]
+fn sigint_stops_the_runs_that_write_when_done_and_keeps_their_output_file() {
+    let runs: [(&str, &[&str]); 4] = [
+        ("check", &["check", "--algo", "jhash2", "--keys", "2000000"]),
+        ("keys", &["keys", "--keys", "4000000"]),
+        ("attack leak", &["attack", "leak", "--algo", "jhash2"]),
+        (
+            "attack channel",
+            &[
+                "attack",
+                "channel",
+                "--algo",
+                "seed",
+                "--samples",
+                "1000000",
+            ],
+        ),
+    ];
+    for (name, args) in runs {
+        let previous = PreviousOutput::new(&name.replace(' ', "-"));
+        let mut all = args.to_vec();
+        all.extend(["--output", previous.path()]);
+        let c = spawn(&all);
+        wait_until_catching(&c);
+        signal(&c, libc::SIGINT);
+        let (code, stdout, err) = finish_within(c, Duration::from_secs(60));
+        assert_eq!(code, Some(130), "{name}: {stdout}{err}");
+        assert_eq!(err.lines().collect::<Vec<_>>(), [NOTHING_WRITTEN], "{name}");
+        assert!(stdout.is_empty(), "{name}: {stdout}");
+        previous.assert_untouched(name);
+    }
+}
+
+/// Defect: `dist` died of SIGINT, its progress bar left on the terminal. Signalled once the
+/// bar shows it hashing (22 hashers of 10 million keys: many seconds to go), it clears
+/// the bar, says in one line that nothing was written, exits 130 and leaves --output as
+/// it was.
+#[test]
+fn sigint_during_dist_clears_its_progress_bar_and_keeps_the_output_file() {
+    let previous = PreviousOutput::new("dist");
+    let (c, screen) = pty::spawn_on_terminal(&[
+        "dist",
+        "--algo",
+        "all",
+        "--keys",
+        "10000000",
+        "--format",
+        "csv",
+        "--output",
+        previous.path(),
+    ]);
+    // The bar reads `[bar] N/22 HASHER` from the first hasher on.
+    assert!(
+        wait_for(Duration::from_secs(300), || screen.text().contains("/22 ")),
+        "no progress bar: {}",
+        screen.text()
+    );
+    wait_until_catching(&c);
+    signal(&c, libc::SIGINT);
+    let (code, stdout, _) = finish_within(c, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stdout}{}", screen.text());
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(screen.last_line(), NOTHING_WRITTEN, "{:?}", screen.text());
+    previous.assert_untouched("dist");
+}
+
+/// Defect: `hash` waiting for keys on stdin died of SIGINT. Signalled while it waits for
+/// more (stdin stays open), it exits 130, says so in one line and writes nothing.
+#[test]
+fn sigint_while_hash_reads_its_keys_exits_130_and_writes_nothing() {
+    use std::io::Write as _;
+    let previous = PreviousOutput::new("hash");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["hash", "--algo", "all", "--output", previous.path()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start futexhash");
+    // Kept open until the child has exited: it is reading, not at the end of its keys.
+    let mut stdin = c.stdin.take().unwrap();
+    stdin.write_all(b"private:0x1000:0x7f0000\n").unwrap();
+    stdin.flush().unwrap();
+    wait_until_catching(&c);
+    signal(&c, libc::SIGINT);
+    let (code, stdout, err) = finish_within(c, Duration::from_secs(60));
+    drop(stdin);
+    assert_eq!(code, Some(130), "{stdout}{err}");
+    assert_eq!(err.lines().collect::<Vec<_>>(), [NOTHING_WRITTEN]);
+    assert!(stdout.is_empty(), "{stdout}");
+    previous.assert_untouched("hash");
+}
+
+/// Defect: `report` had a signal watcher of its own, which left its progress line on the
+/// terminal with the interruption line written after it. With the shared watcher the line
+/// is cleared first: the last line on the terminal is the interruption's alone, exit 130,
+/// and no report and no staging directory are left.
+#[test]
+fn an_interrupted_report_clears_its_progress_line_and_leaves_nothing() {
+    let dir = scratch("report-tty");
+    let target = dir.join("out");
+    let (c, screen) =
+        pty::spawn_on_terminal(&["report", "--quick", "--out", target.to_str().unwrap()]);
+    // Its spinner names the first section; the run takes tens of seconds more.
+    assert!(
+        wait_for(Duration::from_secs(120), || screen
+            .text()
+            .contains("hash cost and simulator calibration")),
+        "no progress line: {}",
+        screen.text()
+    );
+    wait_until_catching(&c);
+    signal(&c, libc::SIGINT);
+    let (code, stdout, _) = finish_within(c, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stdout}{}", screen.text());
+    assert_eq!(screen.last_line(), NOTHING_WRITTEN, "{:?}", screen.text());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

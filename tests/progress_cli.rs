@@ -2,30 +2,15 @@
 //! terminal (here a pseudo-terminal), and nothing at all when it is not: a piped run's
 //! stderr holds only its own lines (docs/cli.md).
 
-#[path = "common/pty.rs"]
-mod pty;
+mod common;
 
-use std::path::Path;
+use common::{pty, repo};
 use std::process::{Command, Stdio};
-
-fn repo(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 /// Runs futexhash with stderr on a terminal: (exit status, stdout, what the terminal
 /// showed).
 fn on_terminal(args: &[&str]) -> (Option<i32>, String, String) {
-    let (tty, screen) = pty::terminal();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_futexhash"));
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(tty);
-    let child = cmd.spawn().expect("start futexhash");
-    drop(cmd);
+    let (child, screen) = pty::spawn_on_terminal(args);
     let out = child.wait_with_output().unwrap();
     (
         out.status.code(),

@@ -151,6 +151,9 @@ fn render<T: Serialize>(
         Format::Csv => output::to_csv(records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Json => output::to_json(records).map_err(|e| CliError::Runtime(e.to_string()))?,
     };
+    // Only once the records are rendered: a signal watcher (leak, channel) that abandons
+    // the run before this writes nothing.
+    super::interrupt::claim_output();
     out.emit(&text)
 }
 
@@ -170,6 +173,9 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
     let kernel = args::algo_list(&a.algo, kernel_key)?;
     let attacker = args::algo_list(&a.algo, a.attacker_key.unwrap_or(HashKey::DEFAULT))?;
     a.out.check()?;
+    // The records are written when every attack is done (a scan of the candidate space
+    // takes seconds to minutes): an interruption keeps nothing.
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     let records = records::leak_records(&LeakRequest {
         kernel: &kernel,
         attacker: &attacker,
@@ -518,6 +524,9 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
     }
     let hashers = args::algo_list(&a.algo, drawn_key(a.seed))?;
     a.out.check()?;
+    // The records are written when every measurement is done: an interruption keeps
+    // nothing (its parked threads end with the process).
+    super::interrupt::watch(super::interrupt::Keeps::Nothing);
     let records = records::channel_records(&ChannelRequest {
         hashers: &hashers,
         tables: &tables,

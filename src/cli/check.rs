@@ -2,6 +2,7 @@
 //! One verdict row per check ([`crate::check`]); exit status 0 when nothing fails, 1 when
 //! a check fails, 2 on bad input.
 
+use super::interrupt::{self, Keeps};
 use super::{CliError, OutputArgs, args};
 use crate::check::{CheckOptions, CheckVerdict, check, read_vectors};
 use crate::hashers::HashKey;
@@ -68,7 +69,10 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
         seed: a.seed,
         skip_speed: false,
     };
+    // The verdicts are printed when every check is done: an interruption keeps nothing.
+    interrupt::watch(Keeps::Nothing);
     let rows = check(&*hasher, &opts);
+    interrupt::claim_output();
     let failed = rows.iter().any(|r| r.verdict == CheckVerdict::Fail);
     let text = match a.out.format {
         Format::Json => output::to_json(&rows).map_err(|e| CliError::Runtime(e.to_string()))?,

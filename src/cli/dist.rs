@@ -2,6 +2,7 @@
 //! for every power-of-two table size (statistics in [`crate::stats`],
 //! workloads in [`crate::workload`]; user docs in `docs/dist.md`).
 
+use super::interrupt::{self, Keeps};
 use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher};
 use crate::render::plot::line_plot_svg;
@@ -161,6 +162,8 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
     if let Some(k) = a.keys {
         args::check_key_memory(k, args::DIST_BYTES_PER_KEY)?;
     }
+    // Everything is written when every hasher is done: an interruption keeps nothing.
+    interrupt::watch(Keeps::Nothing);
     let keyset = workload
         .generate(a.keys.map(|k| k as usize), a.seed)
         .map_err(CliError::usage)?;
@@ -187,6 +190,8 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
                 indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
                     .expect("static template"),
             );
+            // So that the signal watcher clears it before its line.
+            super::progress::register(&pb);
             pb
         });
     let mut cache = ExpectationCache::default();
@@ -243,6 +248,7 @@ fn finish(
     reduces: &[Reduce],
 ) -> Result<(), CliError> {
     assign_verdicts(&mut records);
+    interrupt::claim_output();
     if let Some(path) = &a.plot {
         plot(a, path, &records, reduces)?;
     }
@@ -262,6 +268,7 @@ fn run_hashes(
     reduces: &[Reduce],
 ) -> Result<(), CliError> {
     let columns = crate::workload::hashes::read_hashes(path).map_err(CliError::usage)?;
+    interrupt::watch(Keeps::Nothing);
     let wname = format!("hashes:{}", path.display());
     let mut cache = ExpectationCache::default();
     let mut records = Vec::new();
@@ -446,10 +453,12 @@ fn run_diagnostics(a: &DistArgs, hashers: &[crate::hashers::SharedHasher]) -> Re
             a.samples
         )));
     }
+    interrupt::watch(Keeps::Nothing);
     let recs: Vec<_> = hashers
         .iter()
         .map(|h| diagnostics(h, a.samples as usize, a.seed))
         .collect();
+    interrupt::claim_output();
     let text = match a.out.format {
         Format::Json => output::to_json(&recs).map_err(run_err)?,
         Format::Csv => output::to_csv(&recs).map_err(run_err)?,

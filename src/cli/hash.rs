@@ -13,6 +13,7 @@
 //! Keys come from the arguments or, with none, one a line from stdin (blank lines and `#`
 //! comments skipped). Every key is read and checked before anything is printed.
 
+use super::interrupt::{self, Keeps};
 use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher, SharedHasher};
 use crate::key::{FutexKey, NO_NODE};
@@ -154,6 +155,9 @@ pub(super) fn run(a: HashArgs) -> Result<(), CliError> {
     a.out.check()?;
     let geo = geometry(&a)?;
     let hashers: Vec<SharedHasher> = args::algo_list(&a.algo, a.hash_key)?;
+    // Nothing is printed before every key is read and hashed: an interruption (also one
+    // while stdin is still being read) keeps nothing.
+    interrupt::watch(Keeps::Nothing);
     let keys = read_keys(&a)?;
     let with_node = a.nodes.is_some();
     let mut records = Vec::with_capacity(keys.len() * hashers.len());
@@ -180,6 +184,7 @@ pub(super) fn run(a: HashArgs) -> Result<(), CliError> {
         Format::Csv => output::to_csv(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
         Format::Json => output::to_json(&records).map_err(|e| CliError::Runtime(e.to_string()))?,
     };
+    interrupt::claim_output();
     a.out.emit(&text)
 }
 

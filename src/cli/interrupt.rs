@@ -1,11 +1,14 @@
-//! SIGINT/SIGTERM for `sim` (its sweeps, `calibrate`, `validate`, `profile`, the lock
-//! test and trace replay) and `bench`: the handlers ([`crate::bench::interrupt`]) only
-//! record the signal, and a watcher thread decides how the process ends when the work
-//! itself cannot. (`report`, `attack` and `capture` have their own.)
+//! SIGINT/SIGTERM for every subcommand that computes for long: `sim` (its sweeps,
+//! `calibrate`, `validate`, `profile`, the lock test and trace replay), `bench`, `report`,
+//! `dist`, `check`, `hash`, `keys`, `attack leak` and `attack channel`. The handlers
+//! ([`crate::bench::interrupt`]) only record the signal, and a watcher thread decides how
+//! the process ends when the work itself cannot. (`attack flood` and `capture` stop
+//! themselves at the flag and need no watcher; `list` does no work worth stopping.)
 //!
 //! - [`Keeps::Nothing`]: the run writes only when it is done, so an interruption keeps
 //!   nothing: the watcher prints `interrupted (SIGINT): nothing written` and exits 130
-//!   at once (as `report` does).
+//!   at once. The work needs no stop flag of its own: whatever it was doing, nothing of
+//!   it was going to be written, and a run stuck in a C hasher is ended the same way.
 //! - [`Keeps::Finished`]: the run stops itself at the signal (it polls the flag) and
 //!   writes what finished. The watcher steps in only when it does not: at a second
 //!   signal, or [`GRACE`] after the first, the run is abandoned — the usual cause is a
@@ -51,16 +54,26 @@ pub(super) enum Keeps {
 
 /// Installs the handlers and starts the watcher. Call once, before the work starts.
 pub(super) fn watch(keeps: Keeps) {
+    watch_then(keeps, || {});
+}
+
+/// As [`watch`], and when the watcher abandons the run it calls `on_abandon` before it
+/// exits: the process ends without unwinding, so whatever the run had set aside for its
+/// output and only `Drop` would remove (`report`'s staging directory) is removed there.
+/// It runs only once the watcher holds the output, so the main thread can no longer
+/// commit or print it (it may still be adding work files there: the cleanup must
+/// tolerate that, as [`crate::report::staging::Abandon`] does).
+pub(super) fn watch_then(keeps: Keeps, on_abandon: impl FnOnce() + Send + 'static) {
     signals::install();
     WATCHED.store(true, Ordering::SeqCst);
     let spawned = std::thread::Builder::new()
         .name("signal watcher".into())
-        .spawn(move || watcher(keeps));
+        .spawn(move || watcher(keeps, on_abandon));
     // Without a watcher the handlers still set the flag: the run stops itself as before.
     drop(spawned);
 }
 
-fn watcher(keeps: Keeps) {
+fn watcher(keeps: Keeps, on_abandon: impl FnOnce()) {
     const POLL: Duration = Duration::from_millis(20);
     while !signals::requested() {
         std::thread::sleep(POLL);
@@ -91,6 +104,7 @@ fn watcher(keeps: Keeps) {
         .compare_exchange(RUNNING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
+        on_abandon();
         super::progress::clear();
         eprintln!("{}", super::interrupted_with(&what));
         std::process::exit(130);

@@ -3,6 +3,7 @@
 //! anywhere (Python, a kernel module printing hashes) can be judged with
 //! `futexhash dist --hashes` on exactly the keys the built-ins are judged on.
 
+use super::interrupt::{self, Keeps};
 use super::{CliError, args};
 use crate::key::{FutexKey, KeyKind};
 use crate::render::{output, write_atomic};
@@ -85,6 +86,8 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
         };
         args::check_key_memory(k, per_key)?;
     }
+    // The keys are written when all are generated: an interruption keeps nothing.
+    interrupt::watch(Keeps::Nothing);
     let set = workload
         .generate(a.keys.map(|k| k as usize), a.seed)
         .map_err(CliError::usage)?;
@@ -99,6 +102,7 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
         KeysFormat::Json => output::to_json(&records).map_err(|e| e.to_string()),
     }
     .map_err(CliError::Runtime)?;
+    interrupt::claim_output();
     // An output that refuses the bytes (`/dev/full`) is an unwritable output path: bad
     // input, exit 2, as `OutputArgs::emit` has it for every other subcommand.
     write_atomic(a.output.as_deref(), text.as_bytes()).map_err(|e| {

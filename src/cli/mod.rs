@@ -86,14 +86,11 @@ pub enum CliError {
     InterruptedReported,
 }
 
-/// The line an interrupted subcommand prints when the results that finished were written
-/// (`kept`) or when nothing was, naming the signal the handlers recorded.
-pub(crate) fn interrupted_line(kept: bool) -> String {
-    interrupted_with(if kept {
-        "stopped early; the results that finished are written"
-    } else {
-        "nothing written"
-    })
+/// The line an interrupted subcommand prints when the results that finished were written,
+/// naming the signal the handlers recorded. (A run that keeps nothing says so through the
+/// signal watcher, [`interrupt`].)
+pub(crate) fn interrupted_line() -> String {
+    interrupted_with("stopped early; the results that finished are written")
 }
 
 /// `futexhash: interrupted (SIGNAL): what`, the one form of every interrupted
@@ -234,13 +231,11 @@ where
             return ExitCode::from(2);
         }
     };
+    // `check`: the verdict table says which check failed; the status says that one did
+    // (unless a signal came meanwhile: then 130, as for every other subcommand).
+    let mut check_failed = false;
     let result = match cli.command {
-        Command::Check(a) => match check::run(a) {
-            // The verdict table says which check failed; the status says that one did.
-            Ok(true) => return ExitCode::from(1),
-            Ok(false) => Ok(()),
-            Err(e) => Err(e),
-        },
+        Command::Check(a) => check::run(a).map(|failed| check_failed = failed),
         Command::Keys(a) => keys::run(a),
         Command::List(a) => list::run(a),
         Command::Hash(a) => hash::run(a),
@@ -262,6 +257,7 @@ where
             );
             ExitCode::from(130)
         }
+        Ok(()) if check_failed => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Usage(msg)) => {
             eprintln!("futexhash: error: {msg}");
@@ -272,7 +268,7 @@ where
             ExitCode::from(1)
         }
         Err(CliError::Interrupted) => {
-            eprintln!("{}", interrupted_line(true));
+            eprintln!("{}", interrupted_line());
             ExitCode::from(130)
         }
         Err(CliError::InterruptedReported) => ExitCode::from(130),

@@ -73,9 +73,8 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
         None => Vec::new(),
     };
     let profile = a.profile.as_deref().map(resolve_profile).transpose()?;
-    // SIGINT/SIGTERM: the handler only records the signal (and passes it to benchmark
-    // children); a watcher thread then removes the staging directory and exits 130, since
-    // the work in progress cannot be stopped early and an exit does not run `Drop`.
+    // From here a signal only sets the flag (no death by its default action while the
+    // staging directory is created); the watcher below acts on it.
     crate::bench::interrupt::install();
     let staged = StagedDir::create(&a.out).map_err(|e| {
         CliError::Usage(format!(
@@ -83,16 +82,16 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
             a.out.display()
         ))
     })?;
+    // SIGINT/SIGTERM (also one that came while the directory was created): the work in
+    // progress cannot be stopped early, so the shared watcher exits 130 at once, saying
+    // nothing was written, unless the report is being committed already
+    // ([`super::interrupt`]). The exit does not run `Drop`: the watcher removes the
+    // staging directory itself, and an earlier report in --out stays as it was.
     let abandon = staged.abandon_handle();
-    std::thread::spawn(move || {
-        while !crate::bench::interrupt::requested() {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        // Abandoned: the staging directory is gone and an earlier report in --out is as
-        // it was. Committed already: the report is in place.
-        let committed = abandon.abandon();
-        eprintln!("{}", super::interrupted_line(committed));
-        std::process::exit(130);
+    super::interrupt::watch_then(super::interrupt::Keeps::Nothing, move || {
+        // Never committed here: the commit comes after `claim_output`, which the watcher
+        // won.
+        abandon.abandon();
     });
     let depth = if a.quick { Depth::Quick } else { Depth::Full };
     let bar = if std::io::stderr().is_terminal() {
@@ -102,6 +101,8 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
                 .expect("static template"),
         );
         pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        // So that the signal watcher clears it before its line.
+        super::progress::register(&pb);
         pb
     } else {
         indicatif::ProgressBar::hidden()
@@ -148,6 +149,9 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::Runtime(format!("cannot write '{}': {e}", path.display())))?;
     }
     let target = staged.target().to_path_buf();
+    // From here the report is committed whole even if a signal comes (then exit 130,
+    // saying so).
+    super::interrupt::claim_output();
     let dir = staged.commit().map_err(|e| {
         CliError::Runtime(format!(
             "cannot move the report into '{}': {e}",

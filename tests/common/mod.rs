@@ -1,8 +1,21 @@
 //! Helpers shared by the command-line tests: run the built binary, and the stable JSON
-//! fields of `bench` and `sim` records.
+//! fields of `bench` and `sim` records; [`pty`] puts a child's stderr on a terminal,
+//! [`signals`] interrupts a running child.
 #![allow(dead_code)] // each test crate uses a different subset
 
+pub mod pty;
+pub mod signals;
+
+use std::path::Path;
 use std::process::{Command, Output};
+
+/// The absolute path of `rel`, a file of the source tree.
+pub fn repo(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(rel)
+        .display()
+        .to_string()
+}
 
 /// Runs `futexhash ARGS` from the source tree (so `data/` resolves as for a user there).
 pub fn futexhash(args: &[&str]) -> Output {

@@ -1,12 +1,11 @@
 //! A pseudo-terminal for a child's stderr, so that a test sees what a user at a terminal
-//! sees (progress lines are drawn only there), and the signal dispositions of a running
-//! child (whether it catches SIGINT yet). Included with `#[path]` by the tests that need it.
+//! sees (progress lines are drawn only there).
 #![allow(dead_code)] // each test crate uses a different subset
 
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::FromRawFd;
-use std::process::Stdio;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +18,37 @@ impl Screen {
     /// Everything written so far, as text.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.0.lock().unwrap()).into_owned()
+    }
+
+    /// The last line a user sees, once every writer has closed the terminal: the text
+    /// after the last line break and after the last carriage return in that line (what
+    /// overwrote a progress line drawn in place), without escape sequences.
+    pub fn last_line(&self) -> String {
+        let text = self.closed_text();
+        let line = text
+            .split('\n')
+            .map(|l| l.trim_end_matches('\r'))
+            .rfind(|l| !l.is_empty())
+            .unwrap_or("");
+        let shown = line.rsplit('\r').next().unwrap_or("");
+        let mut out = String::new();
+        let mut chars = shown.chars();
+        while let Some(c) = chars.next() {
+            if c != '\x1b' {
+                out.push(c);
+                continue;
+            }
+            // ESC [ parameters, then a byte in '@'..='~' (clear line, colours, cursor);
+            // ESC and one byte for the other escapes.
+            if chars.next() == Some('[') {
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Everything written, once every writer has closed the terminal (the child has
@@ -76,15 +106,18 @@ pub fn terminal() -> (Stdio, Screen) {
     (Stdio::from(slave), screen)
 }
 
-/// Whether process `pid` has a handler for SIGINT (`SigCgt` of /proc/PID/status): a test
-/// signals only once the handler is there, whatever the machine's load.
-pub fn catches_sigint(pid: u32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigCgt:"))
-        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-        .is_some_and(|mask| mask & (1 << (libc::SIGINT - 1)) != 0)
+/// Starts `futexhash ARGS` from the source tree with stdin empty, stdout piped and stderr
+/// on a new terminal: the child and the [`Screen`] its stderr lands on.
+pub fn spawn_on_terminal(args: &[&str]) -> (Child, Screen) {
+    let (tty, screen) = terminal();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_futexhash"));
+    cmd.args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(tty);
+    let child = cmd.spawn().expect("start futexhash");
+    // The `Command` holds the terminal side too: dropped, the child's exit closes it.
+    drop(cmd);
+    (child, screen)
 }
