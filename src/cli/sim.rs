@@ -24,9 +24,12 @@ use std::path::{Path, PathBuf};
 
 /// `sim --help`'s closing section: when not to trust the simulator, with the quoted
 /// out-of-sample figures ([`crate::sim::uncertainty::QUOTED`], from `sim validate --cv`).
+/// Wrapped here at [`MAIL_WIDTH`], continuation lines indented two spaces: clap prints
+/// it as it is given (it wraps only with its `wrap_help` feature, which this build does
+/// not have), and the figures make its lines as long as they come out.
 pub(super) fn trust_help() -> String {
     let q = crate::sim::uncertainty::quoted_error();
-    format!(
+    let text = format!(
         "When not to trust the simulator (docs/sim.md says more):\n\
          - Out of sample (`sim validate --cv`: each published table predicted by the model \
          calibrated without it) the median |ln(pred/pub)| is {:.3} and the p90 {:.3} over {} \
@@ -63,7 +66,8 @@ pub(super) fn trust_help() -> String {
         100.0 * q.new_boxes.coverage,
         q.new_boxes.n_cells,
         q.model_sd
-    )
+    );
+    crate::render::output::wrap_prose(&text, MAIL_WIDTH)
 }
 
 #[derive(Debug, clap::Args)]
