@@ -713,3 +713,42 @@ fn calibrate_ops_beyond_the_clock_are_refused_naming_the_most() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.exists());
 }
+
+// J. Flags trace replay has no use for ----------------------------------------------------
+
+/// Defect: `--workload trace:FILE --plot OUT` ignored --plot (exit 0, no plot). Refused
+/// before the trace is read, as are the perf loop's flags the replay does not use.
+#[test]
+fn trace_replay_refuses_plot_and_the_flags_it_does_not_use() {
+    let plot = tmp("trace.svg");
+    let out = tmp("trace.csv");
+    let base = [
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        "trace:data/traces/xz-T2.strace",
+        "--output",
+        s(&out),
+    ];
+    let err = refused(&[&base[..], &["--plot", s(&plot)][..]].concat());
+    assert!(
+        err.contains("--plot") && err.contains(s(&plot)) && err.contains("trace"),
+        "{err}"
+    );
+    for (extra, flag) in [
+        (&["--same-node"][..], "--same-node"),
+        (&["--ops", "10"][..], "--ops"),
+        (&["--warmup", "10"][..], "--warmup"),
+        (&["-f", "4"][..], "--futexes"),
+        (&["--seed", "7"][..], "--seed"),
+    ] {
+        let err = refused(&[&base[..], extra].concat());
+        assert!(err.contains(flag) && err.contains("trace"), "{err}");
+    }
+    assert!(!plot.exists() && !out.exists());
+    // Without them the replay runs and writes its output.
+    let o = futexhash(&base);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.exists());
+}

@@ -440,8 +440,32 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `--workload trace:FILE`: the replay ([`super::sim_trace`]) with the flags it uses.
+/// `--workload trace:FILE`: the replay ([`super::sim_trace`]) with the flags it uses. The
+/// flags it has no use for are refused before the trace is read, rather than ignored.
 fn run_trace(a: &SimRunArgs, profile: &MachineProfile, file: &Path) -> Result<(), CliError> {
+    // The replay draws no plot: `--plot` draws a sweep's records over its table sizes,
+    // with their thread counts and presets, which a replay does not have.
+    if let Some(p) = &a.plot {
+        return Err(CliError::Usage(format!(
+            "--plot '{}' is not available with --workload trace:FILE: the plot draws a sim \
+             sweep (hash or wake), and the replay's rates per table size are in its table, \
+             CSV and JSON; drop --plot",
+            p.display()
+        )));
+    }
+    // The trace's own threads, keys and calls are replayed: nothing of the perf loop's.
+    let unused = [
+        ("--same-node", a.same_node),
+        ("--ops/--warmup", a.len.given()),
+        ("--futexes", a.futexes != 1024),
+        ("--seed", a.seed != 1),
+    ];
+    if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+        return Err(CliError::Usage(format!(
+            "--workload trace:FILE has no use for {flag}: the trace's own threads, keys and \
+             calls are replayed, each call once; drop {flag}"
+        )));
+    }
     super::sim_trace::run(
         profile,
         file,
