@@ -414,7 +414,8 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     super::interrupt::claim_output();
     pb.finish_and_clear();
     let records = records?;
-    if records.is_empty() && crate::bench::interrupt::requested() {
+    let interrupted = crate::bench::interrupt::requested();
+    if records.is_empty() && interrupted {
         // No table of headers without rows, no empty file.
         eprintln!(
             "{}",
@@ -422,6 +423,27 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         );
         return Err(CliError::InterruptedReported);
     }
+    // The plot is made before anything is written: a run whose finished records have
+    // nothing for its axis writes nothing. Refused before the run when the flags alone
+    // say so ([`check_plot_has_slots`]), this is reached only when a signal stopped the
+    // run before any private-table configuration finished: the interruption is what
+    // happened, so it is what the run reports (exit 130), not a refusal of the flags.
+    let plot = match &a.plot {
+        None => None,
+        Some(path) => match super::sim_plot::plot_of(path, &records, &profile.name) {
+            Ok(plot) => Some((path, plot)),
+            Err(_) if interrupted => {
+                eprintln!(
+                    "{}",
+                    super::interrupted_with(
+                        "no configuration with a private table had finished, so there was nothing to plot; nothing written"
+                    )
+                );
+                return Err(CliError::InterruptedReported);
+            }
+            Err(e) => return Err(e),
+        },
+    };
     for (algo, ns) in timed_hash_costs(&records) {
         eprintln!(
             "futexhash: note: profile '{}' has no hash cost for {algo}: timed here, {ns:.2} ns",
@@ -431,8 +453,8 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     let benches: Vec<BenchRecord> = records.iter().map(|r| r.bench.clone()).collect();
     let text = sim_text(a.out.format, &req, &records, &benches)?;
     a.out.emit(&text)?;
-    if let Some(path) = &a.plot {
-        plot_records(path, &records, &profile.name)?;
+    if let Some((path, plot)) = &plot {
+        super::sim_plot::write_plot(path, &records, plot)?;
     }
     if crate::bench::interrupt::requested() {
         return Err(CliError::Interrupted);
@@ -892,12 +914,6 @@ fn check_plot_has_slots(path: &Path, req: &SimRequest) -> Result<(), CliError> {
         path.display(),
         slots.join(","),
     )))
-}
-
-/// The sweep's plot: one line per hasher, thread count and (with several presets)
-/// kernel, each rate with its 80 % prediction interval ([`super::sim_plot`]).
-fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), CliError> {
-    super::sim_plot::plot_records(path, records, title)
 }
 
 /// `sim profile --this-machine`: topology from sysfs, hash costs of the seed hashers timed
