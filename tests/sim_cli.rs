@@ -1260,3 +1260,51 @@ fn calibrate_runs_spread_of_an_undetermined_cost_is_not_used() {
         "{err}"
     );
 }
+
+/// Defect: `sim --help`'s closing section ("When not to trust the simulator", built from
+/// the stored cross-validation figures) printed lines of up to 567 columns. Every line of
+/// it fits 100 columns (a mail's), and the figures are still there, each as the stored
+/// QUOTED has it (which the test above recomputes from a run).
+#[test]
+fn sim_help_s_trust_section_fits_100_columns_and_carries_the_quoted_figures() {
+    let o = futexhash(&["sim", "--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8(o.stdout).unwrap();
+    let at = help
+        .find("When not to trust the simulator")
+        .expect("the trust section");
+    let section = &help[at..];
+    for line in section.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // Each item starts "- "; its continuation lines are indented two spaces.
+    let items = section.matches("\n- ").count();
+    assert_eq!(items, 5, "{section}");
+    let joined = section.replace("\n  ", " ");
+    let q = futexhash::sim::uncertainty::quoted_error();
+    for want in [
+        format!(
+            "the median |ln(pred/pub)| is {:.3} and the p90 {:.3} over {} cells (mean signed {:+.3})",
+            q.all.median, q.all.p90, q.all.n_cells, q.all.mean_signed
+        ),
+        format!(
+            "the 80 % intervals held {:.0} % of them, median width ln(hi/lo) {:.3}",
+            100.0 * q.all.coverage,
+            q.all.median_width
+        ),
+        format!(
+            "median {:.3}, p90 {:.3}, {:.0} % inside, over {} cells",
+            q.new_boxes.median,
+            q.new_boxes.p90,
+            100.0 * q.new_boxes.coverage,
+            q.new_boxes.n_cells
+        ),
+        format!("(sd {:.3} in ln)", q.model_sd),
+    ] {
+        assert!(joined.contains(&want), "'{want}' not in:\n{section}");
+    }
+}

@@ -4,6 +4,8 @@
 
 mod common;
 use common::futexhash;
+#[path = "common/pty.rs"]
+mod pty;
 
 use std::path::{Path, PathBuf};
 
@@ -398,9 +400,11 @@ fn ops_beyond_the_clock_name_ops_and_the_most_allowed() {
         err.contains("--ops 4294967295") && err.contains("at most --ops"),
         "{err}"
     );
-    // At 2 threads the clock holds it, but warm-up and measured operations together are
-    // counted in 32 bits: 200 + 4294967295 is beyond 2^32 - 1 = 4294967295, so at most
-    // --ops 4294967095.
+    // At 2 threads the clock holds it, but the work limit does not (docs/sim.md, "How long
+    // a run may be"): 10^10 operations in all over 2 threads × 3 replications is
+    // 1666666666 per thread, warm-up included, so at most --ops 1666666466 after the
+    // default 200 of warm-up. (The limit replaced the 32-bit count per thread, which
+    // allowed --ops 4294967095 here.)
     let err = refused(&[
         "sim",
         "--profile",
@@ -413,7 +417,7 @@ fn ops_beyond_the_clock_name_ops_and_the_most_allowed() {
         "4294967295",
     ]);
     assert!(
-        err.contains("--ops 4294967295") && err.contains("at most --ops 4294967095"),
+        err.contains("--ops 4294967295") && err.contains("at most --ops 1666666466"),
         "{err}"
     );
     // A profile whose only cost is 1.5e8 ns outside the lock, 1024 threads on 1024 CPUs:
@@ -508,4 +512,243 @@ fn lock_records_carry_hash_ns_profile_and_kernel() {
     assert_eq!(r["hash_ns_source"], "profile", "{r}");
     assert_eq!(r["profile"], name, "{r}");
     assert_eq!(r["kernel"], "", "{r}");
+}
+
+// H. The work limit: at most 10^10 simulated operations a run -----------------------------
+
+/// The most `--ops` a request of `threads` simulated threads (every run counted) allows
+/// after `warmup`, by docs/sim.md's closed form: floor(10^10 / threads) - warmup.
+fn most_ops(threads: u64, warmup: u64) -> u64 {
+    10_000_000_000 / threads - warmup
+}
+
+#[test]
+fn ops_beyond_the_work_limit_are_refused_before_any_work_naming_the_most() {
+    let sim = |extra: &[&str], ops: u64| {
+        let ops = ops.to_string();
+        let mut a = vec!["sim", "--profile", "seed-256cpu"];
+        a.extend(extra);
+        a.extend(["--ops", &ops]);
+        let err = refused(&a);
+        (err, ops)
+    };
+    // A sweep: 2 table sizes × (1 + 2 threads) × 3 replications = 18 simulated threads.
+    let most = most_ops(2 * (1 + 2) * 3, 200);
+    assert_eq!(most, 555_555_355);
+    let (err, ops) = sim(&["-t", "1,2", "-b", "0,16"], most + 1);
+    assert!(
+        err.contains(&format!("--ops {ops} is too many"))
+            && err.contains(&format!("at most --ops {most} ")),
+        "{err}"
+    );
+    // With --warmup 0 the warm-up's share goes to --ops.
+    let (err, _) = sim(
+        &["-t", "1,2", "-b", "0,16", "--warmup", "0"],
+        most_ops(18, 0) + 1,
+    );
+    assert!(
+        err.contains(&format!("at most --ops {} ", most_ops(18, 0))),
+        "{err}"
+    );
+    // A warm-up alone beyond the limit names --warmup.
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "-t",
+        "2",
+        "-b",
+        "0",
+        "--warmup",
+        "4000000000",
+    ]);
+    assert!(
+        err.contains("--warmup 4000000000 is too many")
+            && err.contains(&format!("at most {} ", 10_000_000_000u64 / 6)),
+        "{err}"
+    );
+    // The lock test: 10 contenders on each of the profile's 2 nodes, 8 start orders, 3
+    // replications = 480 simulated threads.
+    let (err, ops) = sim(&["--workload", "lock", "-t", "10"], most_ops(480, 200) + 1);
+    assert!(
+        err.contains(&format!("--ops {ops} is too many"))
+            && err.contains(&format!("at most --ops {} ", most_ops(480, 200))),
+        "{err}"
+    );
+}
+
+/// The most the refusal names is accepted: the run gets past every check and starts (it
+/// installs its SIGINT handler only then), and stops at SIGINT with nothing written.
+#[test]
+fn the_most_ops_the_work_limit_names_is_accepted() {
+    use std::process::{Command, Stdio};
+    // 2 threads × 3 replications = 6 simulated threads.
+    let most = most_ops(6, 200).to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["sim", "--profile", "seed-256cpu", "-t", "2", "-b", "0"])
+        .args(["--ops", &most, "--format", "csv"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !pty::catches_sigint(child.id()) {
+        if let Ok(Some(status)) = child.try_wait() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "--ops {most} ended ({status}) before its run started: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "no handler"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on the child's pid, which it still has (it has not been waited for).
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("nothing written"), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn calibrate_ops_beyond_the_work_limit_are_refused_naming_the_most() {
+    // A fit simulates each row at most 547 times (docs/sim.md): rows 0 and 2 at 240
+    // threads are 547 × 2 × 240 = 262560 simulated threads.
+    let out = tmp("work-limit.toml");
+    let most = most_ops(547 * 2 * 240, 200);
+    assert_eq!(most, 37_886);
+    let ops = (most + 1).to_string();
+    let from = "data/published/buckets-240threads-256cpu.csv";
+    let err = refused(&seed_calibration(
+        from,
+        &["--rows", "0,2", "--ops", &ops],
+        s(&out),
+    ));
+    assert!(
+        err.contains(&format!("--ops {ops} is too many"))
+            && err.contains(&format!("at most --ops {most} ")),
+        "{err}"
+    );
+    // With the three runs of its -runs table: four fits (their mean, then each run).
+    let most = most_ops(4 * 547 * 2 * 240, 200);
+    let ops = (most + 1).to_string();
+    let err = refused(&seed_calibration(
+        "data/published/buckets-240threads-256cpu-runs.csv",
+        &["--runs", "all", "--rows", "0,2", "--ops", &ops],
+        s(&out),
+    ));
+    assert!(err.contains(&format!("at most --ops {most} ")), "{err}");
+    assert!(!out.exists());
+}
+
+// I. sim calibrate and the simulator's clock ---------------------------------------------
+
+/// Defect: `sim calibrate --ops N` had no clock check (plain `sim` had): a huge N ran the
+/// fit, beyond the clock. Refused before any work as `sim` refuses it, with the most that
+/// fits; that most is accepted.
+#[test]
+fn calibrate_ops_beyond_the_clock_are_refused_naming_the_most() {
+    // The fit may try outside_ns and the hand-off up to 8 × the slowest row's period
+    // (100 ops/s: 8e7 ns each; the remote hand-off the same, the template's local and
+    // remote being equal). The clock's bound charges every operation of every thread one
+    // after the other (docs/cli.md): per operation 8e7 + 8e7 + 8e7 ns plus one queue
+    // spinner term per thread, 64 × 1e9 ns, so 6.424e10 ns; 64 threads make a round of
+    // 64 × 6.424e10 ns plus one 1 µs time slice = 4.11136000001e15 ps, and the clock holds
+    // 2^(64 - log2 64) - 1 = 2^58 - 1 ps: 288230376151711743 / 4.11136000001e15 = 70.1,
+    // so 70 operations per thread fit.
+    let template = tmp("clock-template.toml");
+    std::fs::write(
+        &template,
+        "name = \"clock\"\ncpus = 64\nnodes = 1\noutside_ns = 100.0\nhold_ns = 0.0\n\
+         handoff_local_ns = 0.0\nhandoff_remote_ns = 0.0\natomic_ns = 0.0\n\
+         queue_spinner_ns = 1e9\ntimeslice_ns = 1000.0\n\n[hash_ns]\njhash2 = 0.0\n",
+    )
+    .unwrap();
+    let rows = tmp("clock-rows.csv");
+    std::fs::write(&rows, "buckets,ops/sec\n0,100\n16,100\n").unwrap();
+    let out = tmp("clock-fit.toml");
+    let run = |ops: &str| {
+        futexhash(&[
+            "sim",
+            "calibrate",
+            "--from",
+            s(&rows),
+            "--rows",
+            "0,1",
+            "--threads",
+            "64",
+            "--cpus",
+            "64",
+            "--template",
+            s(&template),
+            "--warmup",
+            "0",
+            "--ops",
+            ops,
+            "--out",
+            s(&out),
+        ])
+    };
+    let o = run("71");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--ops 71 is too many") && err.contains("at most --ops 70 "),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Far beyond: the same refusal, at once.
+    let o = run("4294967295");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at most --ops 70 "));
+    let o = run("70");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.exists());
+}
+
+// J. Flags trace replay has no use for ----------------------------------------------------
+
+/// Defect: `--workload trace:FILE --plot OUT` ignored --plot (exit 0, no plot). Refused
+/// before the trace is read, as are the perf loop's flags the replay does not use.
+#[test]
+fn trace_replay_refuses_plot_and_the_flags_it_does_not_use() {
+    let plot = tmp("trace.svg");
+    let out = tmp("trace.csv");
+    let base = [
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        "trace:data/traces/xz-T2.strace",
+        "--output",
+        s(&out),
+    ];
+    let err = refused(&[&base[..], &["--plot", s(&plot)][..]].concat());
+    assert!(
+        err.contains("--plot") && err.contains(s(&plot)) && err.contains("trace"),
+        "{err}"
+    );
+    for (extra, flag) in [
+        (&["--same-node"][..], "--same-node"),
+        (&["--ops", "10"][..], "--ops"),
+        (&["--warmup", "10"][..], "--warmup"),
+        (&["-f", "4"][..], "--futexes"),
+        (&["--seed", "7"][..], "--seed"),
+    ] {
+        let err = refused(&[&base[..], extra].concat());
+        assert!(err.contains(flag) && err.contains("trace"), "{err}");
+    }
+    assert!(!plot.exists() && !out.exists());
+    // Without them the replay runs and writes its output.
+    let o = futexhash(&base);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.exists());
 }

@@ -21,11 +21,15 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// [`check_output_path`] for `--output`, to be called before the work starts.
+    /// [`check_output_path`] for `--output`, to be called before the work starts; without
+    /// it, that stdout is not the full device (`> /dev/full`, found by its number, nothing
+    /// written: [`output::stdout_takes_bytes`]).
     pub fn check(&self) -> Result<(), CliError> {
         match &self.output {
             Some(p) => check_output_path(p, "output"),
-            None => Ok(()),
+            None => output::stdout_takes_bytes().map_err(|reason| {
+                CliError::Usage(format!("cannot write output 'stdout': {reason}"))
+            }),
         }
     }
 
@@ -48,8 +52,10 @@ impl OutputArgs {
 /// the file that will be replaced; an existing device or FIFO, or another process's
 /// `/proc/PID/fd/N` (written in place, see [`crate::render::output::resolve_output`]), is
 /// opened now and held open for the write ([`crate::render::output::prepare`]): a FIFO
-/// without a reader, a device that refuses bytes (`/dev/full`) or one this user may not
-/// write is refused here, before the work, and never replaced. `what` names the flag in
+/// without a reader, the full device (`/dev/full`, told by its number, nothing written to
+/// it) or one this user may not write is refused here, before the work, and never
+/// replaced; this process's own descriptor (`/dev/stdout`) must be open for writing and
+/// not the full device. `what` names the flag in
 /// the message; for `"plot"` the name must also say SVG ([`check_plot_name`]).
 pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
     if what == "plot" {
@@ -75,8 +81,8 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
             return output::descriptor_writable(fd).map_err(fail);
         }
         // Opened now and held open for the write ([`output::prepare`]): a FIFO nobody
-        // reads, a device that takes no bytes (`/dev/full`) or one this user may not
-        // write is refused before the work, and nothing waits.
+        // reads, the full device (`/dev/full`) or one this user may not write is refused
+        // before the work, and nothing waits.
         OutputTarget::InPlace(_) | OutputTarget::Foreign(_) => {
             return output::prepare(&target).map_err(|e| match e.kind() {
                 std::io::ErrorKind::PermissionDenied => fail(format!(

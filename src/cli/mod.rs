@@ -117,8 +117,10 @@ impl fmt::Display for CliError {
 /// fix: exit 2; this machine failing to be read or timed: exit 1.
 impl From<crate::sim::SimError> for CliError {
     fn from(e: crate::sim::SimError) -> Self {
-        if let crate::sim::SimError::Clock(c) = &e {
-            return CliError::Usage(sim_args::clock_message(c));
+        match &e {
+            crate::sim::SimError::Clock(c) => return CliError::Usage(sim_args::clock_message(c)),
+            crate::sim::SimError::Work(w) => return CliError::Usage(sim_args::work_message(w)),
+            _ => {}
         }
         if e.is_input() {
             CliError::Usage(e.to_string())

@@ -24,9 +24,12 @@ use std::path::{Path, PathBuf};
 
 /// `sim --help`'s closing section: when not to trust the simulator, with the quoted
 /// out-of-sample figures ([`crate::sim::uncertainty::QUOTED`], from `sim validate --cv`).
+/// Wrapped here at [`MAIL_WIDTH`], continuation lines indented two spaces: clap prints
+/// it as it is given (it wraps only with its `wrap_help` feature, which this build does
+/// not have), and the figures make its lines as long as they come out.
 pub(super) fn trust_help() -> String {
     let q = crate::sim::uncertainty::quoted_error();
-    format!(
+    let text = format!(
         "When not to trust the simulator (docs/sim.md says more):\n\
          - Out of sample (`sim validate --cv --template seed-256cpu-template`: each published \
          table predicted by the model calibrated without it; the template states the hash \
@@ -66,7 +69,8 @@ pub(super) fn trust_help() -> String {
         100.0 * q.new_boxes.coverage,
         q.new_boxes.n_cells,
         q.model_sd
-    )
+    );
+    crate::render::output::wrap_prose(&text, MAIL_WIDTH)
 }
 
 #[derive(Debug, clap::Args)]
@@ -413,7 +417,8 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     super::interrupt::claim_output();
     pb.finish_and_clear();
     let records = records?;
-    if records.is_empty() && crate::bench::interrupt::requested() {
+    let interrupted = crate::bench::interrupt::requested();
+    if records.is_empty() && interrupted {
         // No table of headers without rows, no empty file.
         eprintln!(
             "{}",
@@ -421,6 +426,27 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         );
         return Err(CliError::InterruptedReported);
     }
+    // The plot is made before anything is written: a run whose finished records have
+    // nothing for its axis writes nothing. Refused before the run when the flags alone
+    // say so ([`check_plot_has_slots`]), this is reached only when a signal stopped the
+    // run before any private-table configuration finished: the interruption is what
+    // happened, so it is what the run reports (exit 130), not a refusal of the flags.
+    let plot = match &a.plot {
+        None => None,
+        Some(path) => match super::sim_plot::plot_of(path, &records, &profile.name) {
+            Ok(plot) => Some((path, plot)),
+            Err(_) if interrupted => {
+                eprintln!(
+                    "{}",
+                    super::interrupted_with(
+                        "no configuration with a private table had finished, so there was nothing to plot; nothing written"
+                    )
+                );
+                return Err(CliError::InterruptedReported);
+            }
+            Err(e) => return Err(e),
+        },
+    };
     for (algo, ns) in timed_hash_costs(&records) {
         eprintln!(
             "futexhash: note: profile '{}' has no hash cost for {algo}: timed here, {ns:.2} ns",
@@ -430,8 +456,8 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     let benches: Vec<BenchRecord> = records.iter().map(|r| r.bench.clone()).collect();
     let text = sim_text(a.out.format, &req, &records, &benches)?;
     a.out.emit(&text)?;
-    if let Some(path) = &a.plot {
-        plot_records(path, &records, &profile.name)?;
+    if let Some((path, plot)) = &plot {
+        super::sim_plot::write_plot(path, &records, plot)?;
     }
     if crate::bench::interrupt::requested() {
         return Err(CliError::Interrupted);
@@ -439,8 +465,32 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `--workload trace:FILE`: the replay ([`super::sim_trace`]) with the flags it uses.
+/// `--workload trace:FILE`: the replay ([`super::sim_trace`]) with the flags it uses. The
+/// flags it has no use for are refused before the trace is read, rather than ignored.
 fn run_trace(a: &SimRunArgs, profile: &MachineProfile, file: &Path) -> Result<(), CliError> {
+    // The replay draws no plot: `--plot` draws a sweep's records over its table sizes,
+    // with their thread counts and presets, which a replay does not have.
+    if let Some(p) = &a.plot {
+        return Err(CliError::Usage(format!(
+            "--plot '{}' is not available with --workload trace:FILE: the plot draws a sim \
+             sweep (hash or wake), and the replay's rates per table size are in its table, \
+             CSV and JSON; drop --plot",
+            p.display()
+        )));
+    }
+    // The trace's own threads, keys and calls are replayed: nothing of the perf loop's.
+    let unused = [
+        ("--same-node", a.same_node),
+        ("--ops/--warmup", a.len.given()),
+        ("--futexes", a.futexes != 1024),
+        ("--seed", a.seed != 1),
+    ];
+    if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+        return Err(CliError::Usage(format!(
+            "--workload trace:FILE has no use for {flag}: the trace's own threads, keys and \
+             calls are replayed, each call once; drop {flag}"
+        )));
+    }
     super::sim_trace::run(
         profile,
         file,
@@ -867,12 +917,6 @@ fn check_plot_has_slots(path: &Path, req: &SimRequest) -> Result<(), CliError> {
         path.display(),
         slots.join(","),
     )))
-}
-
-/// The sweep's plot: one line per hasher, thread count and (with several presets)
-/// kernel, each rate with its 80 % prediction interval ([`super::sim_plot`]).
-fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), CliError> {
-    super::sim_plot::plot_records(path, records, title)
 }
 
 /// `sim profile --this-machine`: topology from sysfs, hash costs of the seed hashers timed

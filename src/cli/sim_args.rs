@@ -16,6 +16,9 @@ pub(super) struct LengthArgs {
 }
 
 impl LengthArgs {
+    /// The length asked for, each flag within 32 bits. Their sum is not checked here: the
+    /// work limit ([`crate::sim::check_work`]) bounds threads × (warm-up + measured), and
+    /// its refusal names the most `--ops` the request's own threads allow.
     pub(super) fn length(&self) -> Result<SimLength, CliError> {
         let to_u32 = |v: u64, what: &str, least: u32| {
             u32::try_from(v)
@@ -28,22 +31,17 @@ impl LengthArgs {
                     ))
                 })
         };
-        let len = SimLength {
+        Ok(SimLength {
             warmup_ops: to_u32(self.warmup, "--warmup", 0)?,
             measured_ops: to_u32(self.ops, "--ops", 1)?,
-        };
-        // A thread counts its operations, warm-up and measured together, in 32 bits.
-        if self.warmup + self.ops > u64::from(u32::MAX) {
-            return Err(CliError::Usage(format!(
-                "--ops {} with --warmup {} is {} operations per thread; together they must be at most {}: at most --ops {}",
-                self.ops,
-                self.warmup,
-                self.warmup + self.ops,
-                u32::MAX,
-                u64::from(u32::MAX) - self.warmup
-            )));
-        }
-        Ok(len)
+        })
+    }
+
+    /// Whether `--ops` or `--warmup` was set to other than its default (for the runs that
+    /// have no use for them).
+    pub(super) fn given(&self) -> bool {
+        let d = SimLength::default();
+        self.ops != u64::from(d.measured_ops) || self.warmup != u64::from(d.warmup_ops)
     }
 }
 
@@ -70,6 +68,32 @@ pub(super) fn clock_message(c: &crate::sim::ClockOverflow) -> String {
         (most, _) => format!(
             "--ops {ops} is too many: {beyond}; at most --ops {most} at {t} threads with --warmup {warmup}, {costs}"
         ),
+    }
+}
+
+/// A request beyond the work limit in the words of the flags that set its length: the
+/// value of `--ops` (or `--warmup`), what the request would simulate, and the most that
+/// fits with its threads.
+pub(super) fn work_message(w: &crate::sim::WorkLimit) -> String {
+    let (warmup, ops) = (w.len.warmup_ops, w.len.measured_ops);
+    let beyond = format!(
+        "{} simulated threads ({}) × {} operations each would be {} operations, more than the {} a run may simulate (docs/sim.md, \"How long a run may be\")",
+        w.threads,
+        w.counted,
+        u64::from(warmup) + u64::from(ops),
+        w.total(),
+        w.limit
+    );
+    match w.most_measured() {
+        0 => format!(
+            "--warmup {warmup} is too many: {beyond}; --warmup plus --ops may be at most {} here",
+            w.most_ops
+        ),
+        most => {
+            format!(
+                "--ops {ops} is too many: {beyond}; at most --ops {most} here with --warmup {warmup}"
+            )
+        }
     }
 }
 

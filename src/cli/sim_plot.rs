@@ -106,15 +106,20 @@ fn kernels(records: &[SimRecord]) -> Vec<&str> {
     kernels
 }
 
-/// Writes [`sim_plot`] to `path`; a usage error when there is nothing on the slots axis,
-/// and a note for each kernel that ran only the global hash.
-pub fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(), CliError> {
-    let Some(plot) = sim_plot(records, title) else {
-        return Err(CliError::Usage(format!(
+/// [`sim_plot`] of the records for `path`; a usage error when there is nothing on the
+/// slots axis (found before anything is written, so that the refusal writes nothing).
+pub fn plot_of(path: &Path, records: &[SimRecord], title: &str) -> Result<Plot, CliError> {
+    sim_plot(records, title).ok_or_else(|| {
+        CliError::Usage(format!(
             "--plot '{}': no private table was simulated (every -b resolved to the global hash), and the plot's axis is the private table's slots; the rates are in the table",
             path.display()
-        )));
-    };
+        ))
+    })
+}
+
+/// Writes `plot` (the [`plot_of`] `records`) to `path`, with a note for each kernel that
+/// ran only the global hash.
+pub fn write_plot(path: &Path, records: &[SimRecord], plot: &Plot) -> Result<(), CliError> {
     for k in kernels(records) {
         if !records.iter().any(|r| r.kernel == k && r.bench.buckets > 0) {
             eprintln!(
@@ -123,7 +128,7 @@ pub fn plot_records(path: &Path, records: &[SimRecord], title: &str) -> Result<(
             );
         }
     }
-    plot_svg(path, &plot)
+    plot_svg(path, plot)
         .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))
 }
 

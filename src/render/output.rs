@@ -494,8 +494,11 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
 /// - `append` ([`OutputTarget::Foreign`]): `O_APPEND`.
 /// - No `O_CREAT`: had the device or FIFO gone meanwhile, no regular file appears in its
 ///   place.
-/// - A write of no bytes: a device that refuses every byte (`/dev/full`: `ENOSPC`) says
-///   so before the work rather than after it; every other file takes it as nothing.
+/// - Nothing is written: the full device (`/dev/full`, every write `ENOSPC`) is told by its
+///   number ([`refuses_every_byte`]) and refused with `ENOSPC` now, before the work rather
+///   than after it. A write of no bytes would tell it too, but is not nothing to every
+///   file: `/dev/kmsg` logs an empty line for it, a datagram socket sends an empty
+///   datagram.
 fn open_in_place(path: &Path, append: bool) -> io::Result<std::fs::File> {
     use std::os::fd::AsRawFd;
     let file = match std::fs::OpenOptions::new()
@@ -526,15 +529,51 @@ fn open_in_place(path: &Path, append: bool) -> io::Result<std::fs::File> {
     if !cleared {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: a write of 0 bytes from a valid (dangling but non-null, never read)
-    // pointer to the open descriptor `fd`; nothing is read from or written to memory.
-    if unsafe { libc::write(fd, [0u8; 0].as_ptr().cast(), 0) } < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(e);
-        }
+    if refuses_every_byte(&file.metadata()?) {
+        return Err(io::Error::from_raw_os_error(libc::ENOSPC));
     }
     Ok(file)
+}
+
+/// The full device's number (`/dev/full`: the memory devices' major 1, minor 7, in
+/// Linux's `Documentation/admin-guide/devices.txt`), whatever name a node of it has.
+const FULL_DEVICE: (u32, u32) = (1, 7);
+
+/// Whether `meta` is the full device, whose every write fails with `ENOSPC`: the one
+/// device known to take no bytes, told by its type and number alone, so nothing is
+/// written to find out. (Any other device that refuses bytes is found when the output
+/// is written.)
+pub fn refuses_every_byte(meta: &std::fs::Metadata) -> bool {
+    let rdev = meta.rdev();
+    meta.file_type().is_char_device() && (libc::major(rdev), libc::minor(rdev)) == FULL_DEVICE
+}
+
+/// Whether this process's open descriptor `fd` leads to the full device
+/// ([`refuses_every_byte`]); false when it is not open (the write says so).
+fn descriptor_is_full_device(fd: RawFd) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a `struct stat` into `st`, which has its size and alignment;
+    // a descriptor that is not open is an EBADF return, and `st` is then not read.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: fstat returned 0, so it filled `st` in.
+    let st = unsafe { st.assume_init() };
+    st.st_mode & libc::S_IFMT == libc::S_IFCHR
+        && (libc::major(st.st_rdev), libc::minor(st.st_rdev)) == FULL_DEVICE
+}
+
+/// Whether the output can go to this process's stdout, told before the work and without
+/// writing: not when it is the full device (`> /dev/full`), in words. Whatever else is
+/// wrong with it (closed, a reader gone) is found when the output is written.
+pub fn stdout_takes_bytes() -> Result<(), String> {
+    if descriptor_is_full_device(1) {
+        return Err(format!(
+            "stdout is the full device (/dev/full), which takes no bytes: {}",
+            io::Error::from_raw_os_error(libc::ENOSPC)
+        ));
+    }
+    Ok(())
 }
 
 /// Opens an in-place output ([`OutputTarget::InPlace`], [`OutputTarget::Foreign`]) before
@@ -577,8 +616,9 @@ fn write_in_place(path: &Path, append: bool, content: &[u8]) -> io::Result<()> {
     ignore_closed_reader(f.write_all(content).and_then(|_| f.flush()))
 }
 
-/// Whether this process's descriptor `fd` is open for writing; the reason it is not, in
-/// words.
+/// Whether this process's descriptor `fd` is open for writing and does not lead to the
+/// full device ([`refuses_every_byte`]: `--output /dev/stdout > /dev/full`); the reason it
+/// is not, in words.
 pub fn descriptor_writable(fd: RawFd) -> Result<(), String> {
     // SAFETY: F_GETFL only reads the descriptor's status flags; a descriptor that is not
     // open is an EBADF return, not undefined behaviour.
@@ -588,6 +628,12 @@ pub fn descriptor_writable(fd: RawFd) -> Result<(), String> {
     }
     if flags & libc::O_PATH != 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
         return Err(format!("descriptor {fd} is open for reading only"));
+    }
+    if descriptor_is_full_device(fd) {
+        return Err(format!(
+            "descriptor {fd} is the full device (/dev/full), which takes no bytes: {}",
+            io::Error::from_raw_os_error(libc::ENOSPC)
+        ));
     }
     Ok(())
 }

@@ -312,6 +312,47 @@ pub fn check_reachable(
 /// Step of the Jacobian's finite differences, on the logarithms of the parameters.
 const JACOBIAN_STEP: f64 = 0.02;
 
+/// Rounds of coordinate descent before Levenberg–Marquardt (each one golden-section
+/// search per parameter).
+const DESCENT_ROUNDS: u64 = 3;
+/// Narrowing steps of one golden-section search (each one evaluation, after two to start).
+const GOLDEN_STEPS: u64 = 32;
+/// Most Levenberg–Marquardt iterations.
+const LM_ITERATIONS: u64 = 30;
+/// Most damped steps tried in one Levenberg–Marquardt iteration.
+const LM_TRIES: u64 = 8;
+
+/// Most times one fit ([`calibrate`]) simulates each of its rows, counted from its
+/// searches: the coordinate descent (two parameters, [`GOLDEN_STEPS`] + 2 evaluations a
+/// search), Levenberg–Marquardt (one evaluation to start, then per iteration two for the
+/// Jacobian and up to [`LM_TRIES`] steps), [`Fit::fitted`] (two for the Jacobian, one at
+/// the optimum, up to two per parameter halved and doubled), the refit of a lone
+/// determined parameter (one search) and the final residuals: 547. Fits usually stop far
+/// sooner (some 200); the bound is what a limit on the work can rely on.
+pub const FIT_SIMULATIONS_PER_ROW: u64 = DESCENT_ROUNDS * 2 * (GOLDEN_STEPS + 2)
+    + (1 + LM_ITERATIONS * (2 + LM_TRIES))
+    + (2 + 1 + 2 * 2)
+    + (GOLDEN_STEPS + 2)
+    + 1;
+
+/// The largest cost, ns, a fit of `rows` may try for `outside_ns` or the hand-off: eight
+/// times the period of the slowest row (a cost that alone makes every row eight times
+/// slower than measured is past any fit).
+pub fn fit_cost_cap(rows: &[Observation]) -> f64 {
+    let slowest = rows
+        .iter()
+        .map(|o| o.ops_per_sec)
+        .fold(f64::INFINITY, f64::min);
+    1e9 / slowest * 8.0
+}
+
+/// `template` with the largest costs a fit of `rows` may try ([`fit_cost_cap`]): the
+/// profile a bound on the fit's simulated time charges.
+pub fn largest_trial(template: &MachineProfile, rows: &[Observation]) -> MachineProfile {
+    let cap = fit_cost_cap(rows);
+    with_params(template, cap, cap)
+}
+
 /// The sum of squares of `r`.
 fn sq(r: &[f64]) -> f64 {
     r.iter().map(|x| x * x).sum::<f64>()
@@ -373,10 +414,6 @@ impl<'a> Fit<'a> {
         rows: &'a [Observation],
         len: SimLength,
     ) -> Fit<'a> {
-        let slowest = rows
-            .iter()
-            .map(|o| o.ops_per_sec)
-            .fold(f64::INFINITY, f64::min);
         Fit {
             template,
             rows,
@@ -388,7 +425,7 @@ impl<'a> Fit<'a> {
             hash_ns,
             len,
             floor: FLOOR_NS.ln(),
-            cap: (1e9 / slowest * 8.0).ln(),
+            cap: fit_cost_cap(rows).ln(),
         }
     }
 
@@ -413,7 +450,7 @@ impl<'a> Fit<'a> {
         let g = 0.618_033_988_749_895;
         let (mut a1, mut b1) = (hi - g * (hi - lo), lo + g * (hi - lo));
         let (mut fa, mut fb) = (f(a1), f(b1));
-        for _ in 0..32 {
+        for _ in 0..GOLDEN_STEPS {
             if fa < fb {
                 hi = b1;
                 b1 = a1;
@@ -450,7 +487,7 @@ impl<'a> Fit<'a> {
         let (floor, cap) = (self.floor, self.cap);
         let mut r = self.residuals(th);
         let mut lambda = 1e-2;
-        for _ in 0..30 {
+        for _ in 0..LM_ITERATIONS {
             let j = self.jacobian(th, &r);
             let a = normal(&j);
             let mut g = [0.0; 2];
@@ -459,7 +496,7 @@ impl<'a> Fit<'a> {
                 g[1] += row[1] * ri;
             }
             let mut improved = false;
-            for _ in 0..8 {
+            for _ in 0..LM_TRIES {
                 let mut damped = a;
                 damped[0][0] += lambda * (a[0][0] + 1e-9);
                 damped[1][1] += lambda * (a[1][1] + 1e-9);
@@ -607,7 +644,7 @@ pub fn calibrate<H: KeyHasher + ?Sized>(
     // Coordinate descent first (golden-section search on each logarithm in turn): the
     // hand-off's gradient vanishes where nobody waits, so Levenberg–Marquardt alone can
     // stall at a bad start; it then polishes the joint optimum.
-    for _ in 0..3 {
+    for _ in 0..DESCENT_ROUNDS {
         th[1] = fit.golden(th, 1);
         th[0] = fit.golden(th, 0);
     }

@@ -50,8 +50,9 @@ struct ThreadState {
     pos: u32,
     /// That futex's bucket.
     next_bucket: u32,
-    /// Operations completed.
-    done: u32,
+    /// Operations completed, warm-up included: 64 bits, so that no length a run may
+    /// have ([`super::check_work`]) wraps it.
+    done: u64,
     /// What its pending event is.
     stage: Stage,
 }
@@ -366,7 +367,7 @@ impl Measurement {
     /// Thread `t` (`s`) finished an operation at `end`; true when that was its last.
     #[inline]
     fn op_done(&mut self, t: usize, s: &mut ThreadState, end: u64) -> bool {
-        let warmup = self.len.warmup_ops;
+        let warmup = u64::from(self.len.warmup_ops);
         s.done += 1;
         if s.done == warmup {
             self.start[t] = end;
@@ -374,7 +375,7 @@ impl Measurement {
         if s.done > warmup && s.done % 16 == 0 {
             self.latencies.push(end - s.began);
         }
-        if s.done == warmup + self.len.measured_ops {
+        if s.done == warmup + u64::from(self.len.measured_ops) {
             self.end[t] = end;
             return true;
         }

@@ -1,7 +1,9 @@
 //! What can go wrong in the simulator, by category: the caller asked for something the
 //! simulator cannot do ([`SimError::BadRequest`]), an input file is unreadable or malformed
 //! ([`SimError::Data`], [`SimError::Read`]), or this machine could not be read or timed
-//! ([`SimError::Machine`]). What each category means to the user is the CLI's to decide.
+//! ([`SimError::Machine`]); a run too long for the clock or the work limit
+//! ([`SimError::Clock`], [`SimError::Work`]) is a request the simulator cannot do. What
+//! each category means to the user is the CLI's to decide.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -34,6 +36,64 @@ pub enum SimError {
     Machine(String),
     /// The run's simulated time could pass the simulator's clock ([`super::check_clock`]).
     Clock(ClockOverflow),
+    /// The request would simulate more operations than one may ([`super::check_work`]).
+    Work(WorkLimit),
+}
+
+/// A request refused by [`super::check_work`]: its threads times its length is beyond
+/// [`super::MAX_SIMULATED_OPS`]. It carries the figures a front end needs to say which of its
+/// own flags to lower and to what.
+#[derive(Clone, Debug)]
+pub struct WorkLimit {
+    /// Threads simulated, every run counted.
+    pub threads: u64,
+    /// How they were counted, in words.
+    pub counted: String,
+    /// The length asked for each.
+    pub len: SimLength,
+    /// The most operations a request may simulate.
+    pub limit: u64,
+    /// Most operations per thread, warm-up and measured together, within the limit.
+    pub most_ops: u64,
+}
+
+impl WorkLimit {
+    /// Most measured operations per thread that fit after the asked warm-up (0: none).
+    pub fn most_measured(&self) -> u64 {
+        self.most_ops.saturating_sub(u64::from(self.len.warmup_ops))
+    }
+
+    /// The operations the request would simulate.
+    pub fn total(&self) -> u128 {
+        u128::from(self.threads)
+            * (u128::from(self.len.warmup_ops) + u128::from(self.len.measured_ops))
+    }
+}
+
+impl fmt::Display for WorkLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} simulated operations ({} threads: {}, {} operations each) are more than the {} one request may simulate: ",
+            self.total(),
+            self.threads,
+            self.counted,
+            u64::from(self.len.warmup_ops) + u64::from(self.len.measured_ops),
+            self.limit
+        )?;
+        match self.most_measured() {
+            0 => write!(
+                f,
+                "at most {} operations per thread fit, warm-up included ({} of warm-up asked); lower the warm-up or simulate fewer threads",
+                self.most_ops, self.len.warmup_ops
+            ),
+            most => write!(
+                f,
+                "at most {most} measured operations per thread fit after {} of warm-up ({} asked)",
+                self.len.warmup_ops, self.len.measured_ops
+            ),
+        }
+    }
 }
 
 /// A run refused by [`super::check_clock`]: its bound on the simulated time is beyond the
@@ -109,6 +169,7 @@ impl fmt::Display for SimError {
             SimError::Workload(e) => fmt::Display::fmt(e, f),
             SimError::Hasher(e) => fmt::Display::fmt(e, f),
             SimError::Clock(c) => fmt::Display::fmt(c, f),
+            SimError::Work(w) => fmt::Display::fmt(w, f),
         }
     }
 }
@@ -122,7 +183,8 @@ impl std::error::Error for SimError {
             SimError::BadRequest(_)
             | SimError::Data(_)
             | SimError::Machine(_)
-            | SimError::Clock(_) => None,
+            | SimError::Clock(_)
+            | SimError::Work(_) => None,
         }
     }
 }

@@ -85,7 +85,7 @@ pub mod validate;
 
 pub use cost::Mechanisms;
 pub use engine::{simulate, simulate_until};
-pub use error::{ClockOverflow, SimError};
+pub use error::{ClockOverflow, SimError, WorkLimit};
 use profile::MachineProfile;
 
 /// Which loop the simulated threads run.
@@ -331,6 +331,72 @@ pub fn check_clock(
     }))
 }
 
+/// Most operations one request may simulate, every thread of every simulated run
+/// together, warm-up included (10^10). The simulator does some 2–7 × 10^7 operations a
+/// second on one core of the 2-vCPU development VM (7 × 10^7 for one thread alone, 2 ×
+/// 10^7 for 1024 threads), so the largest request is minutes of work there. Before this
+/// limit only a thread's 32-bit count and the clock bounded a run: one configuration of
+/// `-t 16 --ops 4294967095` was 2 × 10^11 operations with its three replications, an
+/// hour or more, and a default sweep of 17 sizes a day. The runs also keep every 16th
+/// measured operation's latency (8 bytes) until they end: up to 5 × 10^8 bytes per 10^9
+/// operations of the runs in progress.
+pub const MAX_SIMULATED_OPS: u64 = 10_000_000_000;
+
+/// How much a request simulates, for [`check_work`]: how many threads it simulates in all
+/// (a thread of a run simulated three times counts three times), each running one length,
+/// and how they were counted, in words, for the refusal.
+#[derive(Clone, Debug)]
+pub struct Work {
+    /// Threads simulated, every run counted.
+    pub threads: u64,
+    /// How `threads` was counted (e.g. "240 threads × 17 configurations × 3
+    /// replications").
+    pub counted: String,
+}
+
+/// Refuses, before any work, a request that would simulate more than
+/// [`MAX_SIMULATED_OPS`] operations: `work.threads` threads each running `len`'s warm-up
+/// and measured operations.
+pub fn check_work(work: &Work, len: SimLength) -> Result<(), SimError> {
+    let per_thread = u64::from(len.warmup_ops) + u64::from(len.measured_ops);
+    let threads = work.threads.max(1);
+    let total = u128::from(threads) * u128::from(per_thread);
+    if total <= u128::from(MAX_SIMULATED_OPS) {
+        return Ok(());
+    }
+    Err(SimError::Work(WorkLimit {
+        threads,
+        counted: work.counted.clone(),
+        len,
+        limit: MAX_SIMULATED_OPS,
+        most_ops: MAX_SIMULATED_OPS / threads,
+    }))
+}
+
+/// Both limits on a request's length, checked before any work: the clock
+/// ([`check_clock`], at each of `threads` with a hash of `hash_ns`) and the work
+/// ([`check_work`]). When both refuse, the one that allows fewer operations is returned,
+/// so that the most it names is accepted.
+pub fn check_length(
+    m: &MachineProfile,
+    threads: &[usize],
+    hash_ns: f64,
+    len: SimLength,
+    work: &Work,
+) -> Result<(), SimError> {
+    let clock = threads
+        .iter()
+        .try_for_each(|&t| check_clock(m, t, hash_ns, len));
+    match (clock, check_work(work, len)) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(SimError::Clock(c)), Err(SimError::Work(w))) if w.most_ops <= c.most_ops => {
+            Err(SimError::Work(w))
+        }
+        (Err(c), Err(_)) => Err(c),
+    }
+}
+
 /// Assigns `threads` threads round-robin to `cpus` (perf pins thread `i` to CPU `i % C`).
 pub fn round_robin_cpus(threads: usize, cpus: &[u32]) -> Vec<u32> {
     (0..threads).map(|i| cpus[i % cpus.len()]).collect()
@@ -397,6 +463,36 @@ mod tests {
         assert!(e.contains("16384 threads") && e.contains("1126 s"), "{e}");
         // One thread has 64 bits of picoseconds (5.8e7 s): the same profile fits.
         assert!(check_clock(&huge, 1, 5.0, len).is_ok());
+    }
+
+    #[test]
+    fn the_work_check_refuses_beyond_ten_billion_operations_and_names_the_most() {
+        let len = SimLength::default(); // 200 + 1500 = 1700 operations per thread
+        let work = |threads| Work {
+            threads,
+            counted: "test".into(),
+        };
+        // 10^10 / 1700 = 5882352.9: 5882352 threads fit, 5882353 do not.
+        assert!(check_work(&work(5_882_352), len).is_ok());
+        let Err(SimError::Work(w)) = check_work(&work(5_882_353), len) else {
+            panic!("not refused");
+        };
+        // 10^10 / 5882353 = 1699.99997: 1699 operations each, 1499 after the warm-up.
+        assert_eq!((w.most_ops, w.most_measured()), (1699, 1499));
+        assert_eq!(w.total(), 5_882_353 * 1700);
+        // Where the clock allows fewer operations than the work limit, its refusal is
+        // the one given: the most it names is then accepted by both.
+        let huge = MachineProfile {
+            outside_ns: 1e9,
+            hold_ns: 1e9,
+            handoff_local_ns: 1e9,
+            handoff_remote_ns: 1e9,
+            ..machine(256, 2)
+        };
+        let e = check_length(&huge, &[16384], 5.0, len, &work(5_882_353)).unwrap_err();
+        assert!(matches!(e, SimError::Clock(_)), "{e}");
+        let e = check_length(&machine(256, 2), &[16384], 5.0, len, &work(5_882_353));
+        assert!(matches!(e, Err(SimError::Work(_))), "{e:?}");
     }
 
     /// The simulator tests' profile: costs stated, no line-transfer cost (engine tests too).

@@ -7,17 +7,17 @@
 //! timed or simulated).
 
 use super::calibrate::{
-    Calibration, DEFAULT_NOISE, Observation, Scenario, calibrate, check_calibration,
-    check_reachable, global_hash_size,
+    Calibration, DEFAULT_NOISE, FIT_SIMULATIONS_PER_ROW, Observation, Scenario, calibrate,
+    check_calibration, check_reachable, global_hash_size, largest_trial,
 };
 use super::hashcost::{HashCost, hash_cost, measure_hash_ns};
 use super::profile::{MachineProfile, Topology, read_sysfs_topology};
-use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until};
-use super::uncertainty::refit_spread;
+use super::sweep::{SimOptions, SimRecord, SimSweep, check_sweep, run_sweep_until, stated_hash_ns};
+use super::uncertainty::{REPLICATIONS, refit_spread};
 use super::validate::{
     PublishedTable, hasher_for_column, parse_published, perf_keys_per_thread, read_table_text,
 };
-use super::{Design, SimLength, SimOp};
+use super::{Design, SimLength, SimOp, Work};
 use crate::hashers::KeyHasher;
 use crate::sim::SimError;
 use crate::workload::PERF_FUTEXES;
@@ -48,12 +48,46 @@ pub struct SimRequest<'a> {
 
 impl SimRequest<'_> {
     /// What the sweep would refuse under any of the configurations, checked before any
-    /// hash is timed.
+    /// hash is timed: those [`check_sweep`] refuses, and a request beyond the simulator's
+    /// clock or longer than [`super::MAX_SIMULATED_OPS`] in all ([`super::check_length`]).
     pub fn check(&self) -> Result<(), SimError> {
+        // The profile and designs first: a length is judged at the profile's costs.
+        self.profile.validate()?;
+        for o in &self.configs {
+            super::check_design(self.profile, &o.design)?;
+        }
+        super::check_length(
+            self.profile,
+            &self.sweep.threads,
+            stated_hash_ns(self.profile, &self.sweep.hashers),
+            self.sweep.len,
+            &self.work(),
+        )?;
         for o in &self.configs {
             check_sweep(self.profile, &self.sweep, o)?;
         }
         Ok(())
+    }
+
+    /// The threads the request simulates in all: every configuration's threads, each
+    /// configuration simulated [`REPLICATIONS`] times.
+    pub fn work(&self) -> Work {
+        let sizes: usize = self
+            .configs
+            .iter()
+            .map(|o| o.slots.as_ref().map_or(self.sweep.buckets.len(), Vec::len))
+            .sum();
+        let per_size = self.sweep.hashers.len() as u64
+            * self.sweep.threads.iter().map(|&t| t as u64).sum::<u64>();
+        let configs = sizes * self.sweep.hashers.len() * self.sweep.threads.len();
+        let threads: Vec<String> = self.sweep.threads.iter().map(usize::to_string).collect();
+        Work {
+            threads: REPLICATIONS as u64 * sizes as u64 * per_size,
+            counted: format!(
+                "{configs} configuration(s) of {} thread(s), each simulated {REPLICATIONS} times",
+                threads.join("/")
+            ),
+        }
     }
 
     /// How many configurations [`Self::run_until`] simulates (its ticks), counted with the
@@ -339,7 +373,8 @@ impl<H: KeyHasher + ?Sized> std::fmt::Debug for CalibrationRequest<'_, H> {
 
 impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
     /// Everything refused first (the template on this topology, the node, the futexes, the
-    /// rows), then the hash cost (timed here unless the template states it), then the fit.
+    /// rows, a length beyond the clock or the work limit), then the hash cost (timed here
+    /// unless the template states it), then the fit.
     pub fn run(&self) -> Result<Calibrated, SimError> {
         self.run_with(&mut |_| {})
     }
@@ -419,11 +454,27 @@ impl<H: KeyHasher + ?Sized> CalibrationRequest<'_, H> {
         for run in &per_run {
             check_calibration(&template, &scenario, run)?;
         }
+        // The fits' length, before the hash is timed: within the clock at the largest
+        // costs any fit may try (the hash counted as free here, and checked again once
+        // timed), and within the work limit at the most simulations a fit may run.
+        let fits = 1 + per_run.len();
+        let mut every_row = obs.clone();
+        every_row.extend(per_run.iter().flatten().cloned());
+        let trial = largest_trial(&template, &every_row);
+        let work = Work {
+            threads: fits as u64 * FIT_SIMULATIONS_PER_ROW * obs.len() as u64 * self.threads as u64,
+            counted: format!(
+                "{} threads, {} rows, each row simulated up to {FIT_SIMULATIONS_PER_ROW} times in each of {fits} fit(s)",
+                self.threads,
+                obs.len()
+            ),
+        };
+        super::check_length(&trial, &[self.threads], 0.0, self.len, &work)?;
         // The measured kernel's hash: the template's figure only if the template is this
         // machine's; otherwise timed here.
         step("hash cost");
         let hash = hash_cost(&template, self.hasher)?;
-        let fits = 1 + per_run.len();
+        super::check_clock(&trial, self.threads, hash.ns, self.len)?;
         step(&format!("fit 1 of {fits}"));
         let fit = calibrate(&template, &scenario, self.hasher, hash.ns, &obs, self.len)?;
         let mut profile = fit.profile.clone();

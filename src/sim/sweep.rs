@@ -251,15 +251,20 @@ pub fn check_sweep(
 ) -> Result<(), SimError> {
     profile.validate()?;
     check_design(profile, &opts.design)?;
-    let stated_hash = sweep
-        .hashers
-        .iter()
-        .filter_map(|h| profile.hash_cost(h.name()))
-        .fold(0.0, f64::max);
+    let stated_hash = stated_hash_ns(profile, &sweep.hashers);
     for &t in &sweep.threads {
         super::check_clock(profile, t, stated_hash, sweep.len)?;
     }
     Ok(())
+}
+
+/// The largest hash cost the profile states for `hashers` (0 when it states none): what
+/// a check before the hashers are timed charges for the hash.
+pub fn stated_hash_ns(profile: &MachineProfile, hashers: &[SharedHasher]) -> f64 {
+    hashers
+        .iter()
+        .filter_map(|h| profile.hash_cost(h.name()))
+        .fold(0.0, f64::max)
 }
 
 /// [`run_sweep`] with the design axes.
@@ -595,10 +600,27 @@ pub fn run_lock_test_interval(
     len: SimLength,
 ) -> Result<LockTestRecord, SimError> {
     profile.validate()?;
-    let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)?;
-    let cost = hash_cost(profile, &jhash)?;
     let unc = profile_uncertainty(profile);
     let mut profiles = replication_profiles(profile, &unc.calibration);
+    // Refused before the hash is timed: the clock at the profile's stated jhash2 cost (0
+    // when it states none; each run checks again with the cost it uses), and the work of
+    // every start order of every replication.
+    let threads = contenders_per_node * profile.nodes as usize;
+    super::check_length(
+        profile,
+        &[threads],
+        profile.hash_cost("jhash2").unwrap_or(0.0),
+        len,
+        &super::Work {
+            threads: (profiles.len() as u64) * LOCK_TEST_ORDERS * threads as u64,
+            counted: format!(
+                "{threads} contenders, {LOCK_TEST_ORDERS} start orders, {} replications",
+                profiles.len()
+            ),
+        },
+    )?;
+    let jhash = crate::hashers::Builtin::by_name("jhash2", crate::hashers::HashKey::DEFAULT)?;
+    let cost = hash_cost(profile, &jhash)?;
     for p in &mut profiles {
         p.hash_ns.insert("jhash2".into(), cost.ns);
     }
