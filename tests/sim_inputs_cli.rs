@@ -4,8 +4,6 @@
 
 mod common;
 use common::futexhash;
-#[path = "common/pty.rs"]
-mod pty;
 
 use std::path::{Path, PathBuf};
 
@@ -594,7 +592,7 @@ fn the_most_ops_the_work_limit_names_is_accepted() {
         .spawn()
         .unwrap();
     let t0 = std::time::Instant::now();
-    while !pty::catches_sigint(child.id()) {
+    while !common::signals::catches_sigint(child.id()) {
         if let Ok(Some(status)) = child.try_wait() {
             let o = child.wait_with_output().unwrap();
             panic!(

@@ -4,8 +4,7 @@
 //! The signal is sent when the progress line (stderr on a pseudo-terminal) says the first
 //! of the two configurations is done, so the test waits for an event, not for a time.
 
-#[path = "common/pty.rs"]
-mod pty;
+mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -26,7 +25,7 @@ fn sigint_before_any_private_table_finished_is_exit_130_and_writes_nothing() {
     // Two configurations, run one after the other: 6.15's `auto` is its global hash (no
     // point on the plot's slots axis), 6.17's a private table. Each takes seconds, the
     // second as long as the first.
-    let (tty, screen) = pty::terminal();
+    let (tty, screen) = common::pty::terminal();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_futexhash"));
     cmd.args([
         "sim",
