@@ -395,7 +395,9 @@ pub fn machine_profile(arg: &str) -> Result<crate::sim::profile::MachineProfile,
         return MachineProfile::load(&direct).map_err(CliError::from);
     }
     match crate::assets::profile_path(arg) {
-        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
+        // No cache directory to unpack it into is the environment's to fix (the message
+        // names the directories tried and the variable that chooses one): exit 2.
+        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Usage(e.to_string()))?)
             .map_err(CliError::from),
         None => Err(CliError::Usage(format!(
             "profile '{arg}' is neither a file nor a built-in profile ({})",

@@ -22,12 +22,14 @@
 //! named as such (its ELF `e_machine`).
 //!
 //! `c:` sources are compiled with `$CC` (else `cc`) as `-O2 -shared -fPIC` into a cache
-//! directory ([`cache_dir`]) under a name derived from the source's content, the compiler
-//! and the flags, so an edited file is compiled again and an unchanged one is not. The
-//! cache is per user and private (0700); a directory or object in it that another user
-//! owns or could write is refused, never loaded.
+//! directory (`c-hashers/` of [`crate::assets::private_cache_dir`]) under a name derived
+//! from the source's content, the compiler and the flags, so an edited file is compiled
+//! again and an unchanged one is not. The cache is per user and private (0700); a
+//! directory or object in it that another user owns or could write is refused, never
+//! loaded.
 
 use super::{KeyHasher, Scope};
+use crate::assets::CacheError;
 use crate::key::FutexKey;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -103,14 +105,17 @@ pub enum ExternalError {
         /// What happened, in words ("crashed with SIGSEGV on key private:…").
         what: String,
     },
-    /// A cache directory or cached object that others could have written: not loaded.
+    /// A cached object that others could have written: not loaded.
     UnsafeCache {
-        /// The directory or object.
+        /// The object.
         path: PathBuf,
         /// Why it is not trusted ("owned by uid 65534", "writable by others").
         reason: String,
     },
-    /// The cache directory could not be created or written.
+    /// No cache directory for the compiled object could be used, or the one found is not
+    /// trusted ([`crate::assets::private_cache_dir`]).
+    CacheDir(CacheError),
+    /// The cache directory could not be written.
     Cache {
         /// The directory.
         dir: PathBuf,
@@ -187,6 +192,7 @@ impl fmt::Display for ExternalError {
                 "refusing the compile cache '{}': {reason}, so another user could have put code there; remove it or set FUTEXHASH_CACHE_DIR to a directory of your own",
                 path.display()
             ),
+            ExternalError::CacheDir(e) => write!(f, "{e}"),
             ExternalError::Cache { dir, reason } => write!(
                 f,
                 "cannot use the compile cache '{}': {reason} (set FUTEXHASH_CACHE_DIR)",
@@ -198,91 +204,28 @@ impl fmt::Display for ExternalError {
 
 impl std::error::Error for ExternalError {}
 
-/// Where compiled `c:` hashers are kept, per user: `$FUTEXHASH_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/futexhash/c-hashers`, else `$HOME/.cache/futexhash/c-hashers`, else
-/// `$TMPDIR` (or `/tmp`) `/futexhash-UID/c-hashers`. A shared-by-everyone directory such
-/// as `/tmp/futexhash` would let any local user plant a `.so` that the next run loads
-/// (as root, for `capture`).
-pub fn cache_dir() -> PathBuf {
-    cache_layout().0
-}
-
-/// The cache directory and the directories of its path that futexhash itself creates
-/// (and so checks for ownership before trusting), outermost first.
-fn cache_layout() -> (PathBuf, Vec<PathBuf>) {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(d) = env("FUTEXHASH_CACHE_DIR") {
-        return (d.clone(), vec![d]);
-    }
-    let top = match env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache"))) {
-        Some(base) => base.join("futexhash"),
-        None => {
-            // SAFETY: geteuid(2) has no preconditions and cannot fail.
-            let uid = unsafe { libc::geteuid() };
-            std::env::temp_dir().join(format!("futexhash-{uid}"))
-        }
-    };
-    let dir = top.join("c-hashers");
-    (dir.clone(), vec![top, dir])
-}
-
-/// Refuses `path` unless it is owned by this process's effective uid and not writable by
-/// group or others: what a directory or object must be before code is loaded from it.
+/// Refuses `path` unless it is this user's and not writable by others
+/// ([`crate::assets::check_private`]): what a cached object must be before it is loaded.
 fn check_private(path: &Path) -> Result<(), ExternalError> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).map_err(|e| ExternalError::Cache {
-        dir: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    let reason = if m.uid() != me {
-        format!(
-            "it is owned by uid {}, not by this user (uid {me})",
-            m.uid()
-        )
-    } else if m.mode() & 0o022 != 0 {
-        format!(
-            "it is writable by {} (mode {:o})",
-            if m.mode() & 0o002 != 0 {
-                "everyone"
-            } else {
-                "its group"
-            },
-            m.mode() & 0o7777
-        )
-    } else {
-        return Ok(());
-    };
-    Err(ExternalError::UnsafeCache {
-        path: path.to_path_buf(),
-        reason,
+    crate::assets::check_private(path, true).map_err(|e| match e {
+        crate::assets::Unusable::Refuse(CacheError::Untrusted { path, reason }) => {
+            ExternalError::UnsafeCache { path, reason }
+        }
+        crate::assets::Unusable::Refuse(e) => ExternalError::CacheDir(e),
+        crate::assets::Unusable::Skip(reason) => ExternalError::Cache {
+            dir: path.to_path_buf(),
+            reason,
+        },
     })
 }
 
-/// Creates the cache directory (each created component mode 0700) and checks that every
-/// component futexhash creates is private ([`check_private`]). One that is not is refused,
-/// not silently replaced by a fresh directory elsewhere: a cache someone else could write
-/// means someone may have tampered with it, and the user should hear of that.
+/// The directory of compiled `c:` hashers: `c-hashers/` of the first usable per-user
+/// cache directory ([`crate::assets::private_cache_dir`]). One that is not private is
+/// refused, not silently replaced by a fresh directory elsewhere: a cache someone else
+/// could write means someone may have tampered with it, and the user should hear of that.
 fn private_cache_dir() -> Result<PathBuf, ExternalError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let (dir, owned) = cache_layout();
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| ExternalError::Cache {
-            dir: dir.clone(),
-            reason: e.to_string(),
-        })?;
-    for d in &owned {
-        check_private(d)?;
-    }
-    Ok(dir)
+    crate::assets::private_cache_dir("c-hashers", "compiled C hashers")
+        .map_err(ExternalError::CacheDir)
 }
 
 /// The compiler `c:` uses: `$CC`, else `cc`.

@@ -157,8 +157,8 @@ impl HasherSpec {
         }
     }
 
-    /// Builds the hasher: a built-in directly; a C hasher by compiling (for `c:`, into
-    /// [`external::cache_dir`]) and loading its shared object.
+    /// Builds the hasher: a built-in directly; a C hasher by compiling (for `c:`, into the
+    /// per-user compile cache) and loading its shared object.
     ///
     /// # Safety
     /// For `so:`/`c:` this loads a shared object (running its initialisers) and will call
