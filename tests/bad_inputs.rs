@@ -440,3 +440,49 @@ fn a_private_table_of_zero_slots_is_refused() {
         assert_eq!(v[0]["buckets"], 0, "{args:?}: {v}");
     }
 }
+
+/// Defect L12: an argument that is not UTF-8 got clap's "invalid UTF-8 was detected in one
+/// or more arguments", naming neither the value nor the flag. The line now names the flag
+/// (or the positional argument) and shows the value with U+FFFD for the bad bytes, in
+/// every spelling a value can take (`--flag V`, `--flag=V`, `-fV`, a positional).
+#[test]
+fn a_non_utf8_argument_is_named_with_its_flag_and_shown_lossily() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let b = |bytes: &[u8]| OsStr::from_bytes(bytes).to_os_string();
+    let s = |text: &str| OsStr::new(text).to_os_string();
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (
+            vec![s("hash"), s("--algo"), b(b"jh\xffash2"), s("private:4:8")],
+            "invalid value 'jh\u{FFFD}ash2' for '--algo <LIST>'",
+        ),
+        (
+            vec![s("hash"), b(b"--algo=x\xfe"), s("private:4:8")],
+            "invalid value 'x\u{FFFD}' for '--algo <LIST>'",
+        ),
+        (
+            vec![s("hash"), s("--algo"), s("jhash2"), b(b"private:4:\xff8")],
+            "invalid value 'private:4:\u{FFFD}8' for '[KEY]...'",
+        ),
+        (
+            vec![s("bench"), b(b"-t1\xff")],
+            "invalid value '1\u{FFFD}' for '--threads <LIST>'",
+        ),
+        (
+            vec![s("sim"), s("--profile"), b(b"\xffbox")],
+            "invalid value '\u{FFFD}box' for '--profile <PROFILE>'",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run futexhash");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: {e} lacks {want}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
