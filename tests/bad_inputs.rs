@@ -486,3 +486,46 @@ fn a_non_utf8_argument_is_named_with_its_flag_and_shown_lossily() {
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// Defect L11: `KEY@1` without `--nodes` was accepted and its node silently dropped (the key
+/// hashed and placed as if it had none), while `--nodes 3` refused `@7`. One rule now:
+/// the node must be below the table's node count, which is 1 without `--nodes`.
+#[test]
+fn a_key_node_must_be_below_the_node_count_which_is_one_without_nodes() {
+    let key = "private:0x1000:0x2000@1";
+    for extra in [&[][..], &["--buckets", "16"][..]] {
+        let mut args = vec!["hash", "--algo", "jhash2"];
+        args.extend_from_slice(extra);
+        args.push(key);
+        let o = run(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(
+            e.contains(&format!("'{key}'")) && e.contains("below 1") && e.contains("--nodes"),
+            "{args:?}: {e}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // @0 names the one node; with --nodes 2, @1 is a node of the table.
+    for args in [
+        &["hash", "--algo", "jhash2", "private:0x1000:0x2000@0"][..],
+        &[
+            "hash",
+            "--algo",
+            "jhash2",
+            "--buckets",
+            "16",
+            "--nodes",
+            "2",
+            key,
+        ][..],
+    ] {
+        let o = run(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
