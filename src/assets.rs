@@ -6,7 +6,10 @@
 //! under the current directory take precedence; the embedded copies are the last resort.
 //! Code that reads these tables from a directory gets one through [`materialize`], which
 //! writes the embedded files into a per-user cache directory (once per content version,
-//! verified byte for byte on every use) and returns its path.
+//! verified byte for byte on every use) and returns its path. The cache directory
+//! ([`cache_roots`]: `$FUTEXHASH_CACHE_DIR`, `$XDG_CACHE_HOME`, `$HOME/.cache`, then a
+//! private directory under the temporary directory) is shared with the compiled `c:`
+//! hashers, so that a copy of the binary runs with a read-only or missing home too.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -93,22 +96,204 @@ fn content_hash() -> u64 {
     h
 }
 
-/// `$XDG_CACHE_HOME/futexhash`, `$HOME/.cache/futexhash`, else `TMPDIR/futexhash-UID`.
-fn cache_base() -> PathBuf {
+/// One directory where futexhash may keep its per-user cache (the unpacked built-in data
+/// of [`materialize`] and the compiled `c:` hashers), in the order [`cache_roots`] tries
+/// them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheRoot {
+    /// The directory itself: `$FUTEXHASH_CACHE_DIR`, `$XDG_CACHE_HOME/futexhash`,
+    /// `$HOME/.cache/futexhash` or `TMPDIR/futexhash-UID`.
+    pub dir: PathBuf,
+    /// Where it came from, for messages (`$HOME/.cache`).
+    pub from: &'static str,
+    /// Named by the user (`$FUTEXHASH_CACHE_DIR`): used as it is (a symbolic link is
+    /// followed) and never passed over for another.
+    pub explicit: bool,
+}
+
+/// Why no cache directory could be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheError {
+    /// A directory exists that this user does not own, that others may write or that is a
+    /// symbolic link: someone else could have put files there, so it is refused, not
+    /// silently replaced by another.
+    Untrusted {
+        /// The directory.
+        path: PathBuf,
+        /// Why ("it is owned by uid 65534, not by this user (uid 1000)").
+        reason: String,
+    },
+    /// Every candidate failed to be created or written.
+    NoneUsable {
+        /// What the directory was wanted for ("the built-in data").
+        what: &'static str,
+        /// Each directory tried and the operating system's reason, in order.
+        tried: Vec<(PathBuf, String)>,
+    },
+}
+
+impl std::fmt::Display for CacheError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheError::Untrusted { path, reason } => write!(
+                f,
+                "refusing the cache directory '{}': {reason}, so another user could have put \
+                 files there; remove it or set FUTEXHASH_CACHE_DIR to a directory of your own",
+                path.display()
+            ),
+            CacheError::NoneUsable { what, tried } => {
+                let list: Vec<String> = tried
+                    .iter()
+                    .map(|(d, why)| format!("'{}' ({why})", d.display()))
+                    .collect();
+                write!(
+                    f,
+                    "no writable cache directory for {what}: tried {}; set FUTEXHASH_CACHE_DIR \
+                     (or XDG_CACHE_HOME) to a writable directory of your own",
+                    list.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for CacheError {}
+
+/// The cache directories to try, in order: `$FUTEXHASH_CACHE_DIR` alone when it is set;
+/// else `$XDG_CACHE_HOME/futexhash`, `$HOME/.cache/futexhash` and, always last, a per-user
+/// directory under the temporary directory (`$TMPDIR` or `/tmp`), `futexhash-UID`. Empty
+/// variables count as unset. A shared-by-everyone name such as `/tmp/futexhash` is never
+/// used: any local user could plant files there.
+pub fn cache_roots() -> Vec<CacheRoot> {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    if let Some(d) = env("FUTEXHASH_CACHE_DIR") {
+        return vec![CacheRoot {
+            dir: d,
+            from: "$FUTEXHASH_CACHE_DIR",
+            explicit: true,
+        }];
+    }
+    let mut v = Vec::new();
     if let Some(x) = env("XDG_CACHE_HOME") {
-        return x.join("futexhash");
+        v.push(CacheRoot {
+            dir: x.join("futexhash"),
+            from: "$XDG_CACHE_HOME",
+            explicit: false,
+        });
     }
     if let Some(h) = env("HOME") {
-        return h.join(".cache").join("futexhash");
+        v.push(CacheRoot {
+            dir: h.join(".cache").join("futexhash"),
+            from: "$HOME/.cache",
+            explicit: false,
+        });
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    std::env::temp_dir().join(format!("futexhash-{uid}"))
+    v.push(CacheRoot {
+        dir: std::env::temp_dir().join(format!("futexhash-{uid}")),
+        from: "the temporary directory",
+        explicit: false,
+    });
+    v
+}
+
+/// What [`CacheRoot::open`] found wrong with a directory.
+#[derive(Debug)]
+pub enum Unusable {
+    /// It could not be created (or is not a directory): the next candidate may do.
+    Skip(String),
+    /// It exists and is not trusted: refused outright ([`CacheError::Untrusted`]).
+    Refuse(CacheError),
+}
+
+/// Refuses `path` unless it is owned by this process's effective uid and not writable by
+/// group or others (and, with `no_link`, is not itself a symbolic link): what a directory
+/// or file must be before futexhash trusts what it finds there (and loads code from it).
+pub fn check_private(path: &Path, no_link: bool) -> Result<(), Unusable> {
+    use std::os::unix::fs::MetadataExt;
+    let m = if no_link {
+        std::fs::symlink_metadata(path)
+    } else {
+        std::fs::metadata(path)
+    }
+    .map_err(|e| Unusable::Skip(e.to_string()))?;
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let reason = if m.file_type().is_symlink() {
+        "it is a symbolic link".to_string()
+    } else if m.uid() != me {
+        format!(
+            "it is owned by uid {}, not by this user (uid {me})",
+            m.uid()
+        )
+    } else if m.mode() & 0o022 != 0 {
+        format!(
+            "it is writable by {} (mode {:o})",
+            if m.mode() & 0o002 != 0 {
+                "everyone"
+            } else {
+                "its group"
+            },
+            m.mode() & 0o7777
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Unusable::Refuse(CacheError::Untrusted {
+        path: path.to_path_buf(),
+        reason,
+    }))
+}
+
+impl CacheRoot {
+    /// Creates `self.dir/sub` (each directory futexhash creates mode 0700) and checks that
+    /// the root and `sub` are this user's, private and, unless the user named the root,
+    /// not symbolic links ([`check_private`]). Returns `self.dir/sub`.
+    pub fn open(&self, sub: &str) -> Result<PathBuf, Unusable> {
+        use std::os::unix::fs::DirBuilderExt;
+        let create = |dir: &Path, recursive: bool| match std::fs::DirBuilder::new()
+            .recursive(recursive)
+            .mode(0o700)
+            .create(dir)
+        {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                Err(Unusable::Skip(e.to_string()))
+            }
+            _ => Ok(()),
+        };
+        // The root is checked before anything is created inside it: through a planted
+        // symbolic link, `sub` would be created wherever the link leads.
+        create(&self.dir, true)?;
+        check_private(&self.dir, !self.explicit)?;
+        if sub.is_empty() {
+            return Ok(self.dir.clone());
+        }
+        let dir = self.dir.join(sub);
+        create(&dir, false)?;
+        check_private(&dir, true)?;
+        Ok(dir)
+    }
+}
+
+/// The first cache directory ([`cache_roots`]) whose `sub` directory can be created and is
+/// private ([`CacheRoot::open`]), for `what` ("compiled C hashers"). One that exists and
+/// is not trusted is refused rather than passed over: the user should hear that someone
+/// may have tampered with it.
+pub fn private_cache_dir(sub: &str, what: &'static str) -> Result<PathBuf, CacheError> {
+    let mut tried = Vec::new();
+    for root in cache_roots() {
+        match root.open(sub) {
+            Ok(d) => return Ok(d),
+            Err(Unusable::Refuse(e)) => return Err(e),
+            Err(Unusable::Skip(why)) => tried.push((root.dir.join(sub), why)),
+        }
+    }
+    Err(CacheError::NoneUsable { what, tried })
 }
 
 /// Whether `dir` holds exactly the embedded `files` (byte for byte).
@@ -156,27 +341,48 @@ pub enum Set {
 }
 
 /// A directory holding the embedded files of `set`, in the per-user cache (written on
-/// first use, checked byte for byte every time).
+/// first use, checked byte for byte every time): `ROOT/data-HASH/NAME` under the first
+/// cache directory of [`cache_roots`] that holds them or can be written. The error, one
+/// line, names every directory tried and the variable that chooses one
+/// ([`CacheError`]).
 pub fn materialize(set: Set) -> std::io::Result<PathBuf> {
     let (name, files) = match set {
         Set::Machines => ("machines", MACHINES),
         Set::Published => ("published", PUBLISHED),
     };
-    let dir = cache_base()
-        .join(format!("data-{:016x}", content_hash()))
-        .join(name);
-    if !holds(&dir, files) {
-        write_dir(&dir, files).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot unpack the built-in data into '{}': {e}",
-                    dir.display()
-                ),
-            )
-        })?;
+    let sub = format!("data-{:016x}", content_hash());
+    let mut tried = Vec::new();
+    for root in cache_roots() {
+        // Data, unlike code, is checked byte for byte before use, so a directory that is
+        // not trusted (another user's `~/.cache` under sudo) is passed over, not refused.
+        let base = match root.open(&sub) {
+            Ok(b) => b,
+            Err(Unusable::Refuse(e)) => {
+                let why = match e {
+                    CacheError::Untrusted { reason, .. } => reason,
+                    e => e.to_string(),
+                };
+                tried.push((root.dir.join(&sub), why));
+                continue;
+            }
+            Err(Unusable::Skip(why)) => {
+                tried.push((root.dir.join(&sub), why));
+                continue;
+            }
+        };
+        let dir = base.join(name);
+        if holds(&dir, files) {
+            return Ok(dir);
+        }
+        match write_dir(&dir, files) {
+            Ok(()) => return Ok(dir),
+            Err(e) => tried.push((dir, e.to_string())),
+        }
     }
-    Ok(dir)
+    Err(std::io::Error::other(CacheError::NoneUsable {
+        what: "the built-in data",
+        tried,
+    }))
 }
 
 /// The directory of the published tables to use when none was given: `data/published`

@@ -440,3 +440,92 @@ fn a_private_table_of_zero_slots_is_refused() {
         assert_eq!(v[0]["buckets"], 0, "{args:?}: {v}");
     }
 }
+
+/// Defect L12: an argument that is not UTF-8 got clap's "invalid UTF-8 was detected in one
+/// or more arguments", naming neither the value nor the flag. The line now names the flag
+/// (or the positional argument) and shows the value with U+FFFD for the bad bytes, in
+/// every spelling a value can take (`--flag V`, `--flag=V`, `-fV`, a positional).
+#[test]
+fn a_non_utf8_argument_is_named_with_its_flag_and_shown_lossily() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let b = |bytes: &[u8]| OsStr::from_bytes(bytes).to_os_string();
+    let s = |text: &str| OsStr::new(text).to_os_string();
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (
+            vec![s("hash"), s("--algo"), b(b"jh\xffash2"), s("private:4:8")],
+            "invalid value 'jh\u{FFFD}ash2' for '--algo <LIST>'",
+        ),
+        (
+            vec![s("hash"), b(b"--algo=x\xfe"), s("private:4:8")],
+            "invalid value 'x\u{FFFD}' for '--algo <LIST>'",
+        ),
+        (
+            vec![s("hash"), s("--algo"), s("jhash2"), b(b"private:4:\xff8")],
+            "invalid value 'private:4:\u{FFFD}8' for '[KEY]...'",
+        ),
+        (
+            vec![s("bench"), b(b"-t1\xff")],
+            "invalid value '1\u{FFFD}' for '--threads <LIST>'",
+        ),
+        (
+            vec![s("sim"), s("--profile"), b(b"\xffbox")],
+            "invalid value '\u{FFFD}box' for '--profile <PROFILE>'",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run futexhash");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: {e} lacks {want}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// Defect L11: `KEY@1` without `--nodes` was accepted and its node silently dropped (the key
+/// hashed and placed as if it had none), while `--nodes 3` refused `@7`. One rule now:
+/// the node must be below the table's node count, which is 1 without `--nodes`.
+#[test]
+fn a_key_node_must_be_below_the_node_count_which_is_one_without_nodes() {
+    let key = "private:0x1000:0x2000@1";
+    for extra in [&[][..], &["--buckets", "16"][..]] {
+        let mut args = vec!["hash", "--algo", "jhash2"];
+        args.extend_from_slice(extra);
+        args.push(key);
+        let o = run(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(
+            e.contains(&format!("'{key}'")) && e.contains("below 1") && e.contains("--nodes"),
+            "{args:?}: {e}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // @0 names the one node; with --nodes 2, @1 is a node of the table.
+    for args in [
+        &["hash", "--algo", "jhash2", "private:0x1000:0x2000@0"][..],
+        &[
+            "hash",
+            "--algo",
+            "jhash2",
+            "--buckets",
+            "16",
+            "--nodes",
+            "2",
+            key,
+        ][..],
+    ] {
+        let o = run(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -699,6 +699,96 @@ fn model_bad_flags_exit_2_with_one_line() {
     }
 }
 
+/// Defect L4: `--holders`, `--victim-threads` and `--victim-futexes` were silently ignored
+/// under `--workload hash` (and `-f`, `-s`, `-m` under `lock`, the model table flags under
+/// `noisy`), while `-S` under `lock` was refused. Every flag a workload does not read is
+/// now refused the same way: exit 2, one line naming the flag and the workloads it
+/// applies to, nothing measured.
+#[test]
+fn flags_a_workload_does_not_read_are_refused_naming_the_workloads_they_apply_to() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["--holders", "2"], "--holders", "--workload lock only"),
+        (
+            &["--victim-threads", "2"],
+            "--victim-threads",
+            "--workload noisy only",
+        ),
+        (
+            &["--workload", "wake", "--victim-futexes", "8"],
+            "--victim-futexes",
+            "--workload noisy only",
+        ),
+        (
+            &["--workload", "noisy", "--holders", "1"],
+            "--holders",
+            "--workload lock only",
+        ),
+        (
+            &["--workload", "lock", "--victim-threads", "1"],
+            "--victim-threads",
+            "--workload noisy only",
+        ),
+        (
+            &["--workload", "lock", "-f", "8"],
+            "-f",
+            "--workload hash, wake and noisy",
+        ),
+        (
+            &["--workload", "lock", "-S"],
+            "-S",
+            "--workload hash and wake",
+        ),
+        (
+            &["--workload", "noisy", "-s"],
+            "-s",
+            "--workload hash and wake",
+        ),
+        (
+            &["--workload", "lock", "-m"],
+            "-m",
+            "--workload hash and wake",
+        ),
+        (
+            &["--workload", "noisy", "--table", "global"],
+            "--table",
+            "--workload hash, wake and lock",
+        ),
+        (
+            &["--workload", "noisy", "--table", "numa", "--nodes", "4"],
+            "--table",
+            "--workload hash, wake and lock",
+        ),
+        (
+            &["--workload", "noisy", "--squash"],
+            "--squash",
+            "--workload hash, wake and lock",
+        ),
+    ];
+    for (extra, flag, applies) in cases {
+        let mut args = vec!["bench", "-r", "0.05", "-t", "1"];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(
+            err.starts_with(&format!("futexhash: error: {flag} applies to {applies}")),
+            "{extra:?}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{extra:?}");
+    }
+    // The same flags where they apply still run.
+    for extra in [
+        &["--workload", "lock", "--holders", "1"][..],
+        &["--workload", "noisy", "--victim-threads", "1", "-f", "8"][..],
+    ] {
+        let mut args = vec!["bench", "-r", "0.02", "-t", "1", "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn without_private_hash_only_the_global_hash_runs() {
     // Simulates a kernel without PR_FUTEX_HASH (the hook makes the probe answer "no").

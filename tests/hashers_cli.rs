@@ -580,7 +580,11 @@ fn crashing_exiting_hanging_and_unresolved_c_hashers_are_refused_before_any_work
         ),
         (
             format!("spinner=so:{}", d(&hangs)),
-            vec!["'spinner'", "did not return within 2 s"],
+            vec![
+                "'spinner'",
+                "futex_hash() did not return within",
+                "(killed)",
+            ],
         ),
         (
             format!("so:{}", d(&unresolved)),
@@ -725,5 +729,177 @@ fn the_compile_cache_is_per_user_private_and_never_loaded_from_when_others_can_w
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(e.contains("writable by everyone"), "{e}");
     assert!(o.stdout.is_empty(), "the planted object ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A C file whose constructor (or destructor) runs `body`, with a good hash.
+fn lifecycle_c(dir: &Path, name: &str, attribute: &str, body: &str) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(
+        &c,
+        format!(
+            "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <signal.h>\n\
+             #include <unistd.h>\n\
+             __attribute__(({attribute})) static void lifecycle(void) {{ {body} }}\n\
+             uint32_t futex_hash(const uint32_t *k, uint32_t o)\n\
+             {{ return (k[0] ^ k[1] ^ k[2] ^ k[3] ^ o) * 2654435761u; }}\n"
+        ),
+    )
+    .unwrap();
+    c
+}
+
+/// A constructor runs when the object is loaded, so before this fix one that exited,
+/// aborted, crashed or looped did it inside futexhash, before the probe: `hash`, `dist` and
+/// `check` ended with status 0 and no output (`check`'s "fit"), 134, or hung. A destructor
+/// misbehaved at the end of a run, and a constructor's printf landed in the CSV. Each is
+/// now seen in the probe child and refused: one line naming the file and the step, exit 2,
+/// nothing on stdout.
+#[test]
+fn c_hashers_whose_constructor_or_destructor_misbehaves_are_refused_before_any_work() {
+    let dir = tmpdir("lifecycle");
+    let cases: [(&str, &str, &str, &[&str]); 9] = [
+        (
+            "ctor_exit",
+            "constructor",
+            "exit(0);",
+            &["its constructor", "exit(0)"],
+        ),
+        (
+            "ctor_abort",
+            "constructor",
+            "abort();",
+            &["its constructor", "SIGABRT"],
+        ),
+        (
+            "ctor_segv",
+            "constructor",
+            "raise(SIGSEGV);",
+            &["its constructor", "SIGSEGV"],
+        ),
+        (
+            "ctor_loop",
+            "constructor",
+            "volatile int spin = 1; while (spin) ;",
+            &["its constructor", "did not return within", "(killed)"],
+        ),
+        (
+            "ctor_print",
+            "constructor",
+            "printf(\"hello from the constructor\\n\");",
+            &["printed", "hello from the constructor"],
+        ),
+        (
+            "ctor_stderr",
+            "constructor",
+            "fputs(\"noise\", stderr);",
+            &["printed", "noise"],
+        ),
+        (
+            "dtor_exit",
+            "destructor",
+            "_exit(7);",
+            &["its destructor", "exit(7)"],
+        ),
+        (
+            "dtor_segv",
+            "destructor",
+            "raise(SIGSEGV);",
+            &["its destructor", "SIGSEGV"],
+        ),
+        (
+            "dtor_print",
+            "destructor",
+            "printf(\"bye\\n\");",
+            &["printed", "bye"],
+        ),
+    ];
+    for (name, attribute, body, needles) in cases {
+        let c = lifecycle_c(&dir, name, attribute, body);
+        let algo = format!("c:{}", c.display());
+        let runs: Vec<Vec<&str>> = if name == "ctor_loop" {
+            // Each run waits out the probe's limit: two are enough.
+            vec![
+                vec!["hash", "--algo", &algo, "--format", "csv", "private:4:8"],
+                vec!["check", "--algo", &algo],
+            ]
+        } else {
+            vec![
+                vec!["hash", "--algo", &algo, "--format", "csv", "private:4:8"],
+                vec!["dist", "--algo", &algo, "--keys", "64", "--buckets", "16"],
+                vec!["check", "--algo", &algo],
+            ]
+        };
+        for args in runs {
+            let o = futexhash_cached(&args, &dir.join("cache"));
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{name} {args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{name} {args:?}: {e}");
+            assert!(e.contains(&format!("{name}.c")), "{name}: {e}");
+            for n in needles {
+                assert!(e.contains(n), "{name} {args:?}: {e} lacks {n}");
+            }
+            assert!(o.stdout.is_empty(), "{name} {args:?}: work was done");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A well-behaved constructor still runs in futexhash's own process once the probe has
+/// passed: here it fills the table the hash reads, so a hash that equals the same
+/// function's value computed here shows the table was set up in the run.
+#[test]
+fn a_c_hasher_with_a_quiet_constructor_loads_and_hashes() {
+    let dir = tmpdir("ctor-good");
+    let c = dir.join("table.c");
+    std::fs::write(
+        &c,
+        "#include <stdint.h>\n\
+         static uint32_t mult;\n\
+         __attribute__((constructor)) static void init(void) { mult = 2654435761u; }\n\
+         __attribute__((destructor)) static void fini(void) { mult = 0; }\n\
+         uint32_t futex_hash(const uint32_t *k, uint32_t o) { return (k[0] ^ o) * mult; }\n",
+    )
+    .unwrap();
+    let algo = format!("c:{}", c.display());
+    let o = futexhash_cached(
+        &[
+            "hash",
+            "--algo",
+            &algo,
+            "--format",
+            "csv",
+            "private:4:0x1000",
+        ],
+        &dir.join("cache"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    // The same function with the multiplier written in: the same hash.
+    let plain = dir.join("plain.c");
+    std::fs::write(
+        &plain,
+        "#include <stdint.h>\n\
+         uint32_t futex_hash(const uint32_t *k, uint32_t o) { return (k[0] ^ o) * 2654435761u; }\n",
+    )
+    .unwrap();
+    let want = futexhash_cached(
+        &[
+            "hash",
+            "--algo",
+            &format!("c:{}", plain.display()),
+            "--format",
+            "csv",
+            "private:4:0x1000",
+        ],
+        &dir.join("cache"),
+    );
+    assert!(want.status.success(), "{}", stderr(&want));
+    assert_eq!(stdout(&o), stdout(&want));
+    assert!(
+        !stdout(&o).contains(",0\n"),
+        "the constructor did not run: {}",
+        stdout(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

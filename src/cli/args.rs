@@ -401,13 +401,102 @@ pub fn machine_profile(arg: &str) -> Result<crate::sim::profile::MachineProfile,
         return MachineProfile::load(&direct).map_err(CliError::from);
     }
     match crate::assets::profile_path(arg) {
-        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Runtime(e.to_string()))?)
+        // No cache directory to unpack it into is the environment's to fix (the message
+        // names the directories tried and the variable that chooses one): exit 2.
+        Some(p) => MachineProfile::load(&p.map_err(|e| CliError::Usage(e.to_string()))?)
             .map_err(CliError::from),
         None => Err(CliError::Usage(format!(
             "profile '{arg}' is neither a file nor a built-in profile ({})",
             crate::assets::profile_names().join(", ")
         ))),
     }
+}
+
+/// The one line for clap's "invalid UTF-8" error, which names neither the argument nor
+/// the flag: the first argument of `argv` (program name first) that is not UTF-8, shown
+/// lossily (U+FFFD for each bad sequence), with the flag or positional argument of `cmd`
+/// (descending into the subcommands named before it) that it was given to. `None` when
+/// every argument is UTF-8.
+pub fn non_utf8_message(mut cmd: clap::Command, argv: &[std::ffi::OsString]) -> Option<String> {
+    let bad = argv.iter().skip(1).position(|a| a.to_str().is_none())? + 1;
+    let shown = argv[bad].to_string_lossy();
+    // Built, as for parsing: an argument's display (`--algo <LIST>`) needs its value count.
+    cmd.build();
+    let mut cmd = &cmd;
+    // The flag whose value the next argument is, if it takes one.
+    let mut pending: Option<&clap::Arg> = None;
+    let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+    for a in &argv[1..bad] {
+        let Some(a) = a.to_str() else {
+            continue;
+        };
+        if pending.take().is_some() {
+            continue;
+        }
+        if a == "--" {
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if !long.contains('=') {
+                pending = cmd
+                    .get_arguments()
+                    .find(|x| x.get_long() == Some(long))
+                    .filter(|x| takes_value(x));
+            }
+        } else if let Some(short) = a.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+            let c = short.chars().next();
+            pending = cmd
+                .get_arguments()
+                .find(|x| x.get_short() == c)
+                .filter(|x| takes_value(x));
+        } else if let Some(sub) = cmd.find_subcommand(a) {
+            cmd = sub;
+        }
+    }
+    let what = |arg: &clap::Arg| format!("'{arg}'");
+    let bad_text = argv[bad].as_encoded_bytes();
+    let unexpected = || {
+        Some(format!(
+            "unexpected argument '{shown}': it is not UTF-8 text"
+        ))
+    };
+    let mut shown = shown.to_string();
+    let target = if let Some(flag) = pending {
+        what(flag)
+    } else if bad_text.starts_with(b"--") {
+        // `--flag=VALUE`: the flag is the text before the first '='.
+        let Some(eq) = bad_text.iter().position(|&b| b == b'=') else {
+            return unexpected();
+        };
+        let name = std::str::from_utf8(&bad_text[2..eq]).ok();
+        match name.and_then(|n| cmd.get_arguments().find(|x| x.get_long() == Some(n))) {
+            Some(flag) => {
+                shown = String::from_utf8_lossy(&bad_text[eq + 1..]).into_owned();
+                what(flag)
+            }
+            None => return unexpected(),
+        }
+    } else if bad_text.first() == Some(&b'-') && bad_text.len() > 1 {
+        // `-tVALUE`: a short flag with its value attached.
+        let c = char::from(bad_text[1]);
+        match cmd.get_arguments().find(|x| x.get_short() == Some(c)) {
+            Some(flag) => {
+                let value = bad_text[2..].strip_prefix(b"=").unwrap_or(&bad_text[2..]);
+                shown = String::from_utf8_lossy(value).into_owned();
+                what(flag)
+            }
+            None => return unexpected(),
+        }
+    } else {
+        match cmd.get_positionals().next() {
+            Some(p) => what(p),
+            None => return unexpected(),
+        }
+    };
+    Some(format!(
+        "invalid value '{shown}' for {target}: it is not UTF-8 text (every argument must be; \
+         \u{FFFD} marks what is not)"
+    ))
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ use std::time::Duration;
 const MAX_THREADS: u64 = 16_384;
 const MAX_FUTEXES: u64 = 1 << 24;
 const MAX_SLOTS: u64 = 1 << 24;
+/// `-f` when not given (perf's default).
+const DEFAULT_FUTEXES: u64 = 1024;
 
 /// Model table kinds (`--table`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -66,9 +68,9 @@ pub(super) struct BenchArgs {
     /// Threads, or a list of thread counts for a sweep [default: the number of CPUs].
     #[arg(short = 't', long, value_name = "LIST", allow_hyphen_values = true)]
     threads: Option<String>,
-    /// Futex words per thread.
-    #[arg(short = 'f', long, value_name = "N", default_value = "1024", value_parser = number, allow_hyphen_values = true)]
-    futexes: u64,
+    /// Futex words per thread (`noisy`: of each noisy thread) [default: 1024].
+    #[arg(short = 'f', long, value_name = "N", value_parser = number, allow_hyphen_values = true)]
+    futexes: Option<u64>,
     /// Run time per configuration, seconds (fractions allowed, e.g. 0.5).
     #[arg(
         short = 'r',
@@ -188,10 +190,10 @@ fn plan(args: &BenchArgs) -> Result<Plan, CliError> {
         Some(s) => parse_threads(s)?,
         None => vec![allowed_cpus().len()],
     };
-    if !(1..=MAX_FUTEXES).contains(&args.futexes) {
+    let futexes = args.futexes.unwrap_or(DEFAULT_FUTEXES);
+    if !(1..=MAX_FUTEXES).contains(&futexes) {
         return Err(CliError::Usage(format!(
-            "futex count '{}' must be from 1 to {MAX_FUTEXES}",
-            args.futexes
+            "futex count '{futexes}' must be from 1 to {MAX_FUTEXES}"
         )));
     }
     let runtime = parse_runtime(&args.runtime)?;
@@ -201,7 +203,7 @@ fn plan(args: &BenchArgs) -> Result<Plan, CliError> {
     };
     Ok(Plan {
         threads,
-        futexes: args.futexes as usize,
+        futexes: futexes as usize,
         runtime,
         buckets,
     })
@@ -304,6 +306,58 @@ fn model_options(args: &BenchArgs, backends: &[BackendChoice]) -> Result<ModelOp
     })
 }
 
+impl WorkloadArg {
+    fn name(self) -> &'static str {
+        match self {
+            WorkloadArg::Hash => "hash",
+            WorkloadArg::Wake => "wake",
+            WorkloadArg::Lock => "lock",
+            WorkloadArg::Noisy => "noisy",
+        }
+    }
+}
+
+/// The flags that only some workloads read, refused with any other: a flag that would be
+/// silently ignored reads as measured when it was not. `lock` has one futex per group (no
+/// `-f`), and neither `lock` nor `noisy` has perf's per-thread lines (`-s`), shared
+/// futexes (`-S`) or `mlockall` (`-m`); `noisy` compares the kernel-sized global table
+/// with private tables itself, so the model table flags do not reach it.
+fn check_workload_flags(args: &BenchArgs) -> Result<(), CliError> {
+    use WorkloadArg::{Hash, Lock, Noisy, Wake};
+    let rules: [(bool, &str, &[WorkloadArg]); 10] = [
+        (args.futexes.is_some(), "-f", &[Hash, Wake, Noisy]),
+        (args.shared, "-S", &[Hash, Wake]),
+        (args.silent, "-s", &[Hash, Wake]),
+        (args.mlockall, "-m", &[Hash, Wake]),
+        (args.table.is_some(), "--table", &[Hash, Wake, Lock]),
+        (args.nodes.is_some(), "--nodes", &[Hash, Wake, Lock]),
+        (args.squash, "--squash", &[Hash, Wake, Lock]),
+        (args.holders.is_some(), "--holders", &[Lock]),
+        (args.victim_threads.is_some(), "--victim-threads", &[Noisy]),
+        (args.victim_futexes.is_some(), "--victim-futexes", &[Noisy]),
+    ];
+    for (given, flag, applies) in rules {
+        if given && !applies.contains(&args.workload) {
+            let names: Vec<&str> = applies.iter().map(|w| w.name()).collect();
+            let list = match names.split_last() {
+                Some((last, [])) => format!("--workload {last} only"),
+                Some((last, rest)) => format!("--workload {} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            return Err(CliError::Usage(format!(
+                "{flag} applies to {list}, and has no effect with --workload {}{}",
+                args.workload.name(),
+                if args.workload == Hash {
+                    " (the default)"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `--table private` with a 0 in `-b`: 0 slots is the global hash (docs/cli.md, as perf's
 /// `-b 0`), so the pair asks for a private table and for none at once; refused rather than
 /// silently run as the global hash. Without `--table` (private is only its default) a 0
@@ -347,6 +401,10 @@ pub(super) fn run(args: BenchArgs) -> Result<(), CliError> {
         args::check_output_path(p, "plot")?;
     }
     let backends = parse_backends(args.backend.as_deref().unwrap_or("model"))?;
+    // `--compare` names every flag it cannot honour itself ([`compare_conflicts`]).
+    if !args.compare {
+        check_workload_flags(&args)?;
+    }
     let model = model_options(&args, &backends)?;
     check_private_slots(&args, &plan)?;
     if args.compare {
@@ -520,9 +578,6 @@ fn run_contend(
         return Err(CliError::usage(
             "--workload lock and noisy take a single bucket count (-b N)",
         ));
-    }
-    if args.shared {
-        return Err(CliError::usage("-S applies to the hash and wake workloads"));
     }
     let check = |v: u64, what: &str, max: u64| -> Result<usize, CliError> {
         if (1..=max).contains(&v) {

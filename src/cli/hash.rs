@@ -46,7 +46,8 @@ pub(super) struct HashArgs {
     #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
     hash_key: HashKey,
     /// Keys: private:MM:UADDR, anon:MM:UADDR, inode:ISEQ:PGOFF:OFFSET (decimal or 0x hex),
-    /// optionally @NODE for a FUTEX2_NUMA key; none: one a line from stdin.
+    /// optionally @NODE for a FUTEX2_NUMA key (below --nodes; @0 without it); none: one a
+    /// line from stdin.
     #[arg(value_name = "KEY")]
     keys: Vec<String>,
     #[command(flatten)]
@@ -84,12 +85,18 @@ fn parse_key(token: &str, nodes: Option<u64>) -> Result<FutexKey, String> {
     let Some(n) = node else {
         return Ok(key);
     };
-    let limit = nodes.unwrap_or(MAX_NODES as u64);
+    // Without --nodes the table has one node, so only @0 names a node of it: a higher one
+    // is refused as with --nodes (the kernel's EINVAL), not silently dropped.
+    let limit = nodes.unwrap_or(1);
     match crate::key::parse_number(n) {
         Some(v) if v < limit => Ok(key.with_node(v as i32)),
         _ => Err(format!(
             "bad key '{token}': node '{n}' must be a number below {limit}{}",
-            if nodes.is_some() { " (--nodes)" } else { "" }
+            if nodes.is_some() {
+                " (--nodes)"
+            } else {
+                " (one node without --nodes, so only @0; give --buckets N --nodes K for more)"
+            }
         )),
     }
 }

@@ -201,7 +201,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let parsed = command().try_get_matches_from(args).and_then(|m| {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let parsed = command().try_get_matches_from(&args).and_then(|m| {
         let cli = Cli::from_arg_matches(&m)?;
         Ok((cli, m))
     });
@@ -226,10 +227,12 @@ where
                 let _ = e.print();
                 return ExitCode::from(2);
             }
-            eprintln!(
-                "futexhash: error: {} (see --help)",
-                one_line(&e.render().to_string())
-            );
+            // clap's "invalid UTF-8 was detected" names neither the value nor the flag.
+            let line = (e.kind() == clap::error::ErrorKind::InvalidUtf8)
+                .then(|| args::non_utf8_message(command(), &args))
+                .flatten()
+                .unwrap_or_else(|| one_line(&e.render().to_string()));
+            eprintln!("futexhash: error: {line} (see --help)");
             return ExitCode::from(2);
         }
     };

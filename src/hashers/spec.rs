@@ -157,8 +157,9 @@ impl HasherSpec {
         }
     }
 
-    /// Builds the hasher: a built-in directly; a C hasher by compiling (for `c:`, into
-    /// [`external::cache_dir`]) and loading its shared object.
+    /// Builds the hasher: a built-in directly; a C hasher by compiling (for `c:`, into the
+    /// per-user compile cache) and loading its shared object, once a child process has
+    /// loaded, called and unloaded it without trouble ([`external::CHasher::load`]).
     ///
     /// # Safety
     /// For `so:`/`c:` this loads a shared object (running its initialisers) and will call
@@ -181,7 +182,7 @@ impl HasherSpec {
                     path.clone()
                 };
                 // SAFETY: forwarded from this function's contract.
-                let h = unsafe { external::CHasher::load(label, &so, symbol, *scope) }
+                let h = unsafe { external::CHasher::load(label, &so, path, symbol, *scope) }
                     .map_err(|e| match e {
                         // Name the file the user wrote, not the cached object.
                         external::ExternalError::MissingSymbol {
