@@ -209,3 +209,33 @@ fn bad_input_exits_2_with_one_line() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--diagnostics` has nothing to plot (numbers per hasher, no table size to draw them
+/// against): `--plot` with it is refused before any work, one line naming both flags, and
+/// no SVG appears. It used to exit 0 without the plot and without a word.
+#[test]
+fn diagnostics_with_plot_is_refused_before_any_work() {
+    let dir = std::env::temp_dir().join(format!("futexhash-distdiag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("d.svg");
+    for args in [
+        ["dist", "--diagnostics", "--samples", "64", "--plot"],
+        ["dist", "--samples", "64", "--diagnostics", "--plot"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(args)
+            .arg(&svg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--diagnostics") && err.contains("--plot"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: work was done");
+        assert!(!svg.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

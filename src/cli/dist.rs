@@ -103,8 +103,10 @@ pub(super) struct DistArgs {
     /// e.g. `futexhash keys` output hashed by another program. Duplicate keys count once.
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["algo", "workload", "keys", "seed", "diagnostics"])]
     hashes: Option<PathBuf>,
-    /// Print the per-hasher bit diagnostics (differential and avalanche) instead.
-    #[arg(long)]
+    /// Print the per-hasher bit diagnostics (differential and avalanche) instead. No
+    /// plot: they are per hasher, with no table size to draw them against, so `--plot` is
+    /// refused with them (before any work).
+    #[arg(long, conflicts_with = "plot")]
     diagnostics: bool,
     /// Random keys sampled by --diagnostics.
     #[arg(long, value_name = "N", value_parser = args::number, default_value = "4096")]
