@@ -242,6 +242,10 @@ pub struct Plot {
     /// Legend text for the error bars ([`Line::spread`]), e.g. "bars: 80 % prediction
     /// interval": a legend row of its own, under the lines.
     pub spread_legend: Option<String>,
+    /// Empty, or the names of the y values 0, 1, 2, …: the y axis is then categorical
+    /// (a verdict's pass, warn, fail), linear, with ticks at those values only, each
+    /// labelled with its name instead of its number.
+    pub y_categories: Vec<String>,
 }
 
 /// The lines of each panel with the panel's title (`None`: numbered by its series).
@@ -423,14 +427,17 @@ struct Axes {
     ticks: Vec<f64>,
     /// The linear tick step (0 on a log axis), which sets the tick labels' precision.
     spacing: f64,
+    /// [`Plot::y_categories`]: the label of tick `k` (at y = k) when not empty.
+    categories: Vec<String>,
 }
 
 impl Axes {
     fn of(p: &Plot) -> Axes {
-        let log_y = use_log_y(
-            p.y_scale,
-            p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
-        );
+        let log_y = p.y_categories.is_empty()
+            && use_log_y(
+                p.y_scale,
+                p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
+            );
         let mut a = Axes {
             log2_x: p.log2_x,
             log_y,
@@ -439,6 +446,7 @@ impl Axes {
             y: y_range(p, log_y),
             ticks: Vec::new(),
             spacing: 0.0,
+            categories: p.y_categories.clone(),
         };
         let mut xs: Vec<f64> = p
             .lines
@@ -465,6 +473,14 @@ impl Axes {
             let xpad = (x1 - x0) * 0.03;
             (x0 - xpad, x1 + xpad)
         };
+        if !a.categories.is_empty() {
+            // Every category, whatever the data hold, a third of a step beyond the ends.
+            let last = (a.categories.len() - 1) as f64;
+            a.y = (-0.35, last + 0.35);
+            a.ticks = (0..a.categories.len()).map(|k| k as f64).collect();
+            a.spacing = 1.0;
+            return a;
+        }
         a.ticks = ticks(a.y.0, a.y.1, log_y, p.integer_y);
         a.spacing = if log_y {
             0.0
@@ -484,6 +500,14 @@ impl Axes {
 
     fn ty(&self, y: f64) -> f64 {
         if self.log_y { y.log10() } else { y }
+    }
+
+    /// The y tick label: the category's name on a categorical axis, else the number.
+    fn y_label(&self, y: f64) -> String {
+        match self.categories.get(y.round().max(0.0) as usize) {
+            Some(name) if (y - y.round()).abs() < 1e-9 => name.clone(),
+            _ => tick_label(y, self.spacing),
+        }
     }
 
     fn x_ok(&self, x: f64) -> bool {
@@ -730,7 +754,7 @@ fn draw_y_grid(chart: &mut Chart, root: &Area, a: &Axes) -> io::Result<()> {
             .map_err(to_io)?;
         let (px, py) = chart.backend_coord(&(a.x.0, y));
         root.draw(&Text::new(
-            tick_label(t, a.spacing),
+            a.y_label(t),
             (px - 6, py),
             ("sans-serif", 13)
                 .into_font()
