@@ -209,3 +209,85 @@ fn bad_input_exits_2_with_one_line() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--diagnostics` has nothing to plot (numbers per hasher, no table size to draw them
+/// against): `--plot` with it is refused before any work, one line naming both flags, and
+/// no SVG appears. It used to exit 0 without the plot and without a word.
+#[test]
+fn diagnostics_with_plot_is_refused_before_any_work() {
+    let dir = std::env::temp_dir().join(format!("futexhash-distdiag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("d.svg");
+    for args in [
+        ["dist", "--diagnostics", "--samples", "64", "--plot"],
+        ["dist", "--samples", "64", "--diagnostics", "--plot"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(args)
+            .arg(&svg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--diagnostics") && err.contains("--plot"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: work was done");
+        assert!(!svg.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The y tick labels of an SVG the plot code drew (the text of each `<text>` element).
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+/// A verdict is a category: `--stat verdict --plot` labels the y axis pass, warn, fail
+/// at 0, 1, 2, and draws no number ticks between them (it drew 0.0, 0.5, … 2.0 and no
+/// names).
+#[test]
+fn a_verdict_plot_labels_its_axis_with_the_verdicts() {
+    let dir = std::env::temp_dir().join(format!("futexhash-distverdict-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("v.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args(["dist", "--algo", "jhash2,crc32", "--keys", "512"])
+        .args([
+            "--buckets",
+            "16..256",
+            "--stat",
+            "verdict",
+            "--format",
+            "csv",
+        ])
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
+    for name in ["pass", "warn", "fail"] {
+        assert_eq!(
+            texts.iter().filter(|t| *t == name).count(),
+            1,
+            "{name}: {texts:?}"
+        );
+    }
+    for number in ["0.0", "0.5", "1.0", "1.5", "2.0", "0", "1", "2"] {
+        assert!(!texts.iter().any(|t| t == number), "{number}: {texts:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

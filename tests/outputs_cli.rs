@@ -890,3 +890,57 @@ fn the_output_check_writes_nothing_to_a_device() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A file the user made read-only (mode 0444) is refused before any work, in one line
+/// naming it, and stays as it was: the rename that replaces a file needs only its
+/// directory to be writable, so without the check it was replaced (docs/cli.md). Root
+/// too: write bits all clear are refused whoever runs it. As root, a file of another
+/// user's is also made 0444, and refused the same.
+#[test]
+fn a_read_only_file_is_refused_and_never_replaced() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tmpdir("readonly");
+    let p = dir.join("ro.csv");
+    fs::write(&p, "old\n").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o444)).unwrap();
+    // SAFETY: geteuid(2) reads no memory and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(&p, Some(4242), Some(4343)).unwrap();
+    }
+    let before = fs::metadata(&p).unwrap();
+    let o = hash_into(&p);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("ro.csv") && err.contains("read-only"), "{err}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(fs::read(&p).unwrap(), b"old\n");
+    let after = fs::metadata(&p).unwrap();
+    assert_eq!(
+        (after.ino(), after.mode(), after.uid()),
+        (before.ino(), before.mode(), before.uid())
+    );
+    assert_eq!(names(&dir), ["ro.csv"]);
+    // `--plot` is checked the same way, before any work.
+    let svg = dir.join("ro.svg");
+    fs::write(&svg, "old\n").unwrap();
+    fs::set_permissions(&svg, fs::Permissions::from_mode(0o444)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+        .args([
+            "dist",
+            "--algo",
+            "jhash2",
+            "--keys",
+            "64",
+            "--buckets",
+            "16",
+            "--plot",
+        ])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ro.svg"), "{}", stderr(&o));
+    assert_eq!(fs::read(&svg).unwrap(), b"old\n");
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -5,7 +5,7 @@
 use super::interrupt::{self, Keeps};
 use super::{CliError, OutputArgs, args};
 use crate::hashers::{HashKey, KeyHasher};
-use crate::render::plot::line_plot_svg;
+use crate::render::plot::{Line, Plot, plot_svg};
 use crate::render::{Format, MAIL_WIDTH, TextTable, fmt_grouped, output};
 use crate::stats::weighted::{WeightedNull, sweep_weighted};
 use crate::stats::{
@@ -103,8 +103,10 @@ pub(super) struct DistArgs {
     /// e.g. `futexhash keys` output hashed by another program. Duplicate keys count once.
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["algo", "workload", "keys", "seed", "diagnostics"])]
     hashes: Option<PathBuf>,
-    /// Print the per-hasher bit diagnostics (differential and avalanche) instead.
-    #[arg(long)]
+    /// Print the per-hasher bit diagnostics (differential and avalanche) instead. No
+    /// plot: they are per hasher, with no table size to draw them against, so `--plot` is
+    /// refused with them (before any work).
+    #[arg(long, conflicts_with = "plot")]
     diagnostics: bool,
     /// Random keys sampled by --diagnostics.
     #[arg(long, value_name = "N", value_parser = args::number, default_value = "4096")]
@@ -442,7 +444,29 @@ fn plot(
         }
     }
     let title = format!("futexhash dist: {} on {}", stat_name(a.stat), a.workload);
-    line_plot_svg(path, &title, "buckets", stat_name(a.stat), &series, true)
+    // A verdict is a category, drawn at 0, 1, 2 and labelled pass, warn, fail
+    // ([`stat_value`]), never as numbers between them.
+    let y_categories = if a.stat == Stat::Verdict {
+        [Verdict::Pass, Verdict::Warn, Verdict::Fail]
+            .iter()
+            .map(|v| v.as_str().to_string())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let p = Plot {
+        title,
+        x_label: "buckets".into(),
+        y_label: stat_name(a.stat).into(),
+        lines: series
+            .into_iter()
+            .map(|(n, pts)| Line::new(n, pts))
+            .collect(),
+        log2_x: true,
+        y_categories,
+        ..Plot::default()
+    };
+    plot_svg(path, &p)
         .map_err(|e| CliError::Usage(format!("cannot write plot '{}': {e}", path.display())))
 }
 

@@ -2,20 +2,31 @@
 //! each rate with its 80 % prediction interval as an error bar.
 
 use super::CliError;
-use crate::render::plot::{Line, Plot, plot_svg};
+use crate::render::plot::{Level, Line, Plot, plot_svg};
 use crate::sim::sweep::SimRecord;
 use std::path::Path;
 
 /// The legend row of the error bars.
 pub const INTERVAL_LEGEND: &str = "bars: 80 % prediction interval";
 
+/// The legend row of the global-hash levels, one per line.
+pub const GLOBAL_LEGEND: &str = "dashed, in the colour of each line: its global hash";
+
+/// The legend row of the global-hash level shared by every line (their rates within 0.5 %).
+pub const GLOBAL_SHARED_LEGEND: &str =
+    "dashed black: the global hash (of every line, within 0.5 %)";
+
+/// The legend row of the global-hash levels' intervals.
+pub const GLOBAL_INTERVAL_LEGEND: &str =
+    "shaded: 80 % interval of the global hash (grey: of all together)";
+
 /// The sweep's plot: one line per hasher, thread count and (with several presets)
 /// kernel over the private table's slots, points in slot order (a size reached twice, as
 /// `-b auto,512` can, drawn once), each point with its record's 80 % prediction interval
 /// (`ops_per_sec_lo`…`ops_per_sec_hi`) as an error bar. Each line's global-hash rate,
-/// which has no place on a slots axis, is a flat line of its own across the same slots
-/// (from half to twice the slots when only one size was run), its interval one error bar
-/// at the line's middle (on the log2 axis). `None` when no private table was simulated.
+/// which has no place on a slots axis, is a [`Level`] of that line: dashed across the
+/// axis in its colour, in its panel, its interval shaded (one black level for all when
+/// they are within 0.5 %). `None` when no private table was simulated.
 pub fn sim_plot(records: &[SimRecord], title: &str) -> Option<Plot> {
     let kernels = kernels(records);
     let label = |r: &SimRecord| {
@@ -55,35 +66,47 @@ pub fn sim_plot(records: &[SimRecord], title: &str) -> Option<Plot> {
         both.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
         (s.points, s.spread) = both.into_iter().unzip();
     }
-    let mut globals: Vec<Line> = Vec::new();
+    // Each line's global-hash rate has no place on a slots axis: a dashed level across
+    // it in the line's colour, in its panel; one black level for all when they coincide
+    // (within 0.5 %), its interval shaded.
+    let mut levels: Vec<Level> = Vec::new();
     for r in records.iter().filter(|r| r.bench.buckets == 0) {
         let l = label(r);
-        let Some(private) = lines.iter().find(|s| s.name == l) else {
-            continue;
-        };
-        let (mut first, mut last) = (
-            private.points[0].0,
-            private.points[private.points.len() - 1].0,
-        );
-        if first == last {
-            (first, last) = (first / 2.0, last * 2.0);
-        }
-        let name = format!("{l} global hash");
-        if globals.iter().any(|g| g.name == name) {
+        if !lines.iter().any(|s| s.name == l) || levels.iter().any(|g| g.of == l) {
             continue;
         }
-        let y = r.bench.ops_per_sec;
-        let middle = (first * last).sqrt();
-        globals.push(Line {
-            spread: vec![
-                (f64::NAN, f64::NAN),
-                (r.ops_per_sec_lo, r.ops_per_sec_hi),
-                (f64::NAN, f64::NAN),
-            ],
-            ..Line::new(name, vec![(first, y), (middle, y), (last, y)])
+        levels.push(Level {
+            of: l,
+            y: r.bench.ops_per_sec,
+            interval: Some((r.ops_per_sec_lo, r.ops_per_sec_hi)),
         });
     }
-    lines.extend(globals);
+    let (lo, hi) = levels.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), g| {
+        (lo.min(g.y), hi.max(g.y))
+    });
+    let shared = levels.len() > 1 && hi <= lo * 1.005;
+    if shared {
+        let ilo = levels
+            .iter()
+            .filter_map(|g| g.interval.map(|i| i.0))
+            .fold(f64::INFINITY, f64::min);
+        let ihi = levels
+            .iter()
+            .filter_map(|g| g.interval.map(|i| i.1))
+            .fold(f64::NEG_INFINITY, f64::max);
+        levels = vec![Level {
+            of: String::new(),
+            y: (lo * hi).sqrt(),
+            interval: (ilo <= ihi).then_some((ilo, ihi)),
+        }];
+    }
+    let levels_legend = (!levels.is_empty()).then(|| {
+        if shared {
+            GLOBAL_SHARED_LEGEND.to_string()
+        } else {
+            GLOBAL_LEGEND.to_string()
+        }
+    });
     Some(Plot {
         title: format!("simulated: {title}"),
         x_label: "private hash slots".into(),
@@ -91,6 +114,9 @@ pub fn sim_plot(records: &[SimRecord], title: &str) -> Option<Plot> {
         lines,
         log2_x: true,
         spread_legend: Some(INTERVAL_LEGEND.into()),
+        levels,
+        levels_legend,
+        levels_interval_legend: Some(GLOBAL_INTERVAL_LEGEND.into()),
         ..Plot::default()
     })
 }
@@ -228,10 +254,14 @@ mod tests {
                 (760_000.0, 1_300_000.0)
             ]
         );
+        // The global hash: a level across the axis with its interval, not a bar.
+        assert_eq!(plot.levels.len(), 1);
+        assert_eq!(plot.levels[0].y, 1_870_000.0);
+        assert_eq!(plot.levels[0].interval, Some((1_450_000.0, 2_330_000.0)));
         let svg = plot_svg_string(&plot).unwrap();
-        // One bar per record: three private points and the global hash's one.
+        // One bar per private record.
         let (stems, (top, bottom)) = stems(&svg);
-        assert_eq!(stems.len(), 4, "{stems:?}");
+        assert_eq!(stems.len(), 3, "{stems:?}");
         // Every bar inside the y axis: the range spans every interval.
         for (x, t, b) in &stems {
             assert!(
@@ -292,29 +322,76 @@ mod tests {
             iv("7.2", 256, 1_025_907.0),
         ];
         let plot = sim_plot(&recs, "p").unwrap();
-        let names: Vec<&str> = plot.lines.iter().map(|l| l.name.as_str()).collect();
+        // Each kernel's global hash is a level of its own line, in that line's colour,
+        // so the two that coincide are still told apart (by colour), and none is a line.
+        let of: Vec<&str> = plot.levels.iter().map(|l| l.of.as_str()).collect();
         assert_eq!(
-            names[3..5],
+            of,
             [
-                "jhash2 t=240 6.17 global hash",
-                "jhash2 t=240 6.16-rc global hash"
+                "jhash2 t=240 6.17",
+                "jhash2 t=240 6.16-rc",
+                "jhash2 t=240 7.2"
             ]
         );
+        assert_eq!(plot.lines.len(), 3);
         let svg = plot_svg_string(&plot).unwrap();
-        // 13 / 1,322,040 = 0.000983 %, rounded up to two digits.
-        assert!(
-            svg.contains("dashed: on top of jhash2 t=240 6.17 global hash (within 0.00099 %)"),
-            "the legend says where the hidden line is"
-        );
-        // The later line is dashed: many short segments of its colour (sky blue, the
-        // fifth series), where a solid line is one.
-        let sky = polylines(&svg)
-            .into_iter()
-            .filter(|(c, w, _)| c == "#56B4E9" && *w == 2)
-            .count();
-        assert!(sky > 10, "{sky}");
-        // Nothing else lies on another line.
-        assert_eq!(svg.matches("on top of").count(), 1);
+        assert!(svg.contains(GLOBAL_LEGEND));
+        // Three dashed levels, each in its line's colour: blue, orange, green.
+        for colour in ["#0072B2", "#E69F00", "#009E73"] {
+            let dashes = polylines(&svg)
+                .into_iter()
+                .filter(|(c, w, p)| c == colour && *w == 1 && p.len() == 2 && p[0].1 == p[1].1)
+                .count();
+            assert!(dashes > 10, "{colour}: {dashes}");
+        }
+    }
+
+    /// `sim --profile seed-256cpu -t 240 -b 0,16..4096 --algo seed --plot`: eight
+    /// hashers. Their global hashes were eight more lines, in a second panel of their own
+    /// with one error bar at an arbitrary x; now they are levels in the private curves'
+    /// panel, one legend row for them and one for their interval.
+    #[test]
+    fn the_global_hash_shares_the_panel_of_the_private_curves() {
+        let algos = [
+            "jhash2",
+            "jhash2-addr",
+            "xxhash",
+            "hash_long",
+            "crc32c",
+            "crc32",
+            "siphash",
+            "hsiphash",
+        ];
+        let mut recs = Vec::new();
+        for (k, a) in algos.iter().enumerate() {
+            let g = 1_800_000.0 + 10_000.0 * k as f64;
+            for (b, r) in [(0, g), (16, 85_000.0), (256, 1_000_000.0), (4096, g)] {
+                let mut x = rec("", b, r, r * 0.8, r * 1.2);
+                x.bench.algo = a.to_string();
+                recs.push(x);
+            }
+        }
+        let plot = sim_plot(&recs, "p").unwrap();
+        assert_eq!(plot.lines.len(), 8);
+        assert_eq!(plot.levels.len(), 8);
+        let svg = plot_svg_string(&plot).unwrap();
+        assert!(!svg.contains("panel 2"), "one panel");
+        assert!(!svg.contains("global hash</text>") && !svg.contains("t=240 global"));
+        assert_eq!(svg.matches(GLOBAL_LEGEND).count(), 1);
+        assert_eq!(svg.matches(GLOBAL_INTERVAL_LEGEND).count(), 1);
+        // One bar per private point, none for the global hash (the seventh line is
+        // black, which `stems` takes for an axis: seven lines' bars are counted).
+        let (stems, _) = stems(&svg);
+        assert_eq!(stems.len(), 7 * 3, "{stems:?}");
+        // Coinciding global hashes (within 0.5 %) are one black level.
+        for r in recs.iter_mut().filter(|r| r.bench.buckets == 0) {
+            r.bench.ops_per_sec = 1_800_000.0;
+        }
+        let plot = sim_plot(&recs, "p").unwrap();
+        assert_eq!(plot.levels.len(), 1);
+        assert_eq!(plot.levels[0].of, "");
+        let svg = plot_svg_string(&plot).unwrap();
+        assert!(svg.contains(GLOBAL_SHARED_LEGEND));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! written to stdout or atomically to a file (a device or FIFO in place, never waiting
 //! for a FIFO's reader; another process's `/proc/PID/fd/N` appended to; `/dev/stdout`
 //! and this process's other descriptors through the descriptor itself; a symlink followed
-//! and its target replaced, never the link; a replaced file keeps its mode).
+//! and its target replaced, never the link; a replaced file keeps its mode; a read-only
+//! or unwritable file is refused, never replaced).
 
 use serde::Serialize;
 use std::io::{self, Write};
@@ -425,7 +426,9 @@ fn is_own_fd_dir(dir: &Path) -> bool {
 /// ([`own_descriptor`]), as given or at any link of the chain, is that descriptor. Any
 /// other link whose directory is in `/proc` (another process's `/proc/PID/fd/N`) names an
 /// open file rather than a path and is appended to in place ([`OutputTarget::Foreign`]).
-/// A directory is an `IsADirectory` error.
+/// A directory is an `IsADirectory` error; an existing regular file the user may not
+/// write (write bits all clear, or access(2) says no) a `PermissionDenied` one
+/// ([`replaceable`]): it is never replaced.
 pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
@@ -451,12 +454,56 @@ pub fn resolve_output(path: &Path) -> io::Result<OutputTarget> {
                 format!("'{}' is a directory", p.display()),
             ));
         } else if ft.is_file() {
+            replaceable(&p, &meta)?;
             return Ok(OutputTarget::Replace(p));
         } else {
             return Ok(OutputTarget::InPlace(p));
         }
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// Whether the existing regular file `path` (its metadata `meta`) may be replaced: the
+/// rename that replaces it needs only its directory to be writable, so without this check
+/// a file the user may not write (`chmod 444`, or another user's) would be replaced all
+/// the same. Refused (`PermissionDenied`, the message naming the file, its mode and
+/// owner): a file whose write bits are all clear, even for root (it was made read-only on
+/// purpose, and root's bypass of modes is no reason to undo that), and a file this
+/// process's effective user and groups may not write (access(2), `AT_EACCESS`). Root may
+/// replace any other file, as it could open and write it.
+fn replaceable(path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    let mode = meta.mode() & 0o7777;
+    let refuse = |why: &str| {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "'{}' {why} (mode {mode:04o}, owner uid {}); it is never replaced: make it \
+                 writable (chmod u+w) or name another file",
+                path.display(),
+                meta.uid()
+            ),
+        ))
+    };
+    if mode & 0o222 == 0 {
+        return refuse("is read-only");
+    }
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: faccessat reads the NUL-terminated path `c` lives for the call; it writes
+    // no memory.
+    let r = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+    if r != 0 {
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                return refuse("is not writable by this user");
+            }
+            Some(libc::EROFS) => return refuse("is on a read-only file system"),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// An in-place output opened before the work ([`prepare`]), held open until the process

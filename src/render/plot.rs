@@ -63,6 +63,8 @@ pub fn legend_width(p: &Plot) -> u32 {
         .chain(p.band.iter().map(|b| b.name.chars().count()))
         .chain(p.reference.iter().map(|r| r.1.chars().count()))
         .chain(p.spread_legend.iter().map(|s| s.chars().count()))
+        .chain(p.levels_legend.iter().map(|s| s.chars().count()))
+        .chain(p.levels_interval_legend.iter().map(|s| s.chars().count()))
         .chain(std::iter::once(notes))
         .max()
         .unwrap_or(0) as u32;
@@ -242,6 +244,33 @@ pub struct Plot {
     /// Legend text for the error bars ([`Line::spread`]), e.g. "bars: 80 % prediction
     /// interval": a legend row of its own, under the lines.
     pub spread_legend: Option<String>,
+    /// Empty, or the names of the y values 0, 1, 2, …: the y axis is then categorical
+    /// (a verdict's pass, warn, fail), linear, with ticks at those values only, each
+    /// labelled with its name instead of its number.
+    pub y_categories: Vec<String>,
+    /// Horizontal reference levels drawn in the panel of the line they belong to, dashed,
+    /// across the whole x axis, in that line's colour (`of` naming no line: in black, in
+    /// every panel). Their legend is one row, [`Plot::levels_legend`], not one per level.
+    pub levels: Vec<Level>,
+    /// The legend row of [`Plot::levels`] (e.g. "dashed, in its line's colour: the global
+    /// hash"); a second row names their intervals when any is drawn.
+    pub levels_legend: Option<String>,
+    /// The legend row of the levels' shaded intervals, drawn when any level has one.
+    pub levels_interval_legend: Option<String>,
+}
+
+/// A horizontal reference level of one line ([`Plot::levels`]): a rate that has no place on
+/// the x axis (the global hash on a private-slots axis), drawn across it to read against.
+#[derive(Clone, Debug, Default)]
+pub struct Level {
+    /// The [`Line::name`] it belongs to (its panel and colour); no line's name: black.
+    pub of: String,
+    /// The level.
+    pub y: f64,
+    /// Its interval `(low, high)`, shaded in the line's colour across the axis when the
+    /// level is the only one in its panel (several shaded bands on top of each other would
+    /// hide which is whose); else drawn as one grey band over all of them.
+    pub interval: Option<(f64, f64)>,
 }
 
 /// The lines of each panel with the panel's title (`None`: numbered by its series).
@@ -381,6 +410,10 @@ fn y_range(p: &Plot, log: bool) -> (f64, f64) {
     if let Some((y, _)) = &p.reference {
         vals.push(*y);
     }
+    for l in &p.levels {
+        vals.push(l.y);
+        vals.extend(l.interval.iter().flat_map(|i| [i.0, i.1]));
+    }
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in vals.into_iter().filter(ok) {
         lo = lo.min(v);
@@ -423,14 +456,17 @@ struct Axes {
     ticks: Vec<f64>,
     /// The linear tick step (0 on a log axis), which sets the tick labels' precision.
     spacing: f64,
+    /// [`Plot::y_categories`]: the label of tick `k` (at y = k) when not empty.
+    categories: Vec<String>,
 }
 
 impl Axes {
     fn of(p: &Plot) -> Axes {
-        let log_y = use_log_y(
-            p.y_scale,
-            p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
-        );
+        let log_y = p.y_categories.is_empty()
+            && use_log_y(
+                p.y_scale,
+                p.lines.iter().flat_map(|l| l.points.iter().map(|pt| pt.1)),
+            );
         let mut a = Axes {
             log2_x: p.log2_x,
             log_y,
@@ -439,6 +475,7 @@ impl Axes {
             y: y_range(p, log_y),
             ticks: Vec::new(),
             spacing: 0.0,
+            categories: p.y_categories.clone(),
         };
         let mut xs: Vec<f64> = p
             .lines
@@ -465,6 +502,14 @@ impl Axes {
             let xpad = (x1 - x0) * 0.03;
             (x0 - xpad, x1 + xpad)
         };
+        if !a.categories.is_empty() {
+            // Every category, whatever the data hold, a third of a step beyond the ends.
+            let last = (a.categories.len() - 1) as f64;
+            a.y = (-0.35, last + 0.35);
+            a.ticks = (0..a.categories.len()).map(|k| k as f64).collect();
+            a.spacing = 1.0;
+            return a;
+        }
         a.ticks = ticks(a.y.0, a.y.1, log_y, p.integer_y);
         a.spacing = if log_y {
             0.0
@@ -484,6 +529,14 @@ impl Axes {
 
     fn ty(&self, y: f64) -> f64 {
         if self.log_y { y.log10() } else { y }
+    }
+
+    /// The y tick label: the category's name on a categorical axis, else the number.
+    fn y_label(&self, y: f64) -> String {
+        match self.categories.get(y.round().max(0.0) as usize) {
+            Some(name) if (y - y.round()).abs() < 1e-9 => name.clone(),
+            _ => tick_label(y, self.spacing),
+        }
     }
 
     fn x_ok(&self, x: f64) -> bool {
@@ -706,12 +759,63 @@ fn draw_panel(
             )))
             .map_err(to_io)?;
     }
+    draw_levels(&mut chart, p, a, lines)?;
     for (i, line) in lines.iter().enumerate() {
         // The how-manyth line of the panel drawn over another this one is (0: none).
         let dashed = notes[i]
             .as_ref()
             .map_or(0, |_| notes[..=i].iter().flatten().count());
         draw_line(&mut chart, a, line, i, dashed as u32)?;
+    }
+    Ok(())
+}
+
+/// The levels of this panel's lines ([`Plot::levels`]): their intervals first (one
+/// level: shaded in its colour; several: one grey band from the lowest low to the
+/// highest high), then each level dashed across the axis in its line's colour.
+fn draw_levels(chart: &mut Chart, p: &Plot, a: &Axes, lines: &[Line]) -> io::Result<()> {
+    let here: Vec<(&Level, RGBColor)> = p
+        .levels
+        .iter()
+        .filter_map(|l| match lines.iter().position(|x| x.name == l.of) {
+            Some(i) => Some((l, series_colour(i))),
+            None if !p.lines.iter().any(|x| x.name == l.of) => Some((l, BLACK)),
+            None => None,
+        })
+        .filter(|(l, _)| a.y_ok(l.y))
+        .collect();
+    let intervals: Vec<(f64, f64, RGBColor)> = here
+        .iter()
+        .filter_map(|(l, c)| l.interval.map(|i| (i.0, i.1, *c)))
+        .filter(|i| a.y_ok(i.0) && a.y_ok(i.1))
+        .collect();
+    let shade = match intervals.as_slice() {
+        [] => None,
+        [(lo, hi, c)] => Some((*lo, *hi, c.mix(0.15))),
+        many => Some((
+            many.iter().map(|i| i.0).fold(f64::INFINITY, f64::min),
+            many.iter().map(|i| i.1).fold(f64::NEG_INFINITY, f64::max),
+            RGBColor(150, 150, 150).mix(0.25),
+        )),
+    };
+    if let Some((lo, hi, c)) = shade {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a.x.0, a.ty(lo)), (a.x.1, a.ty(hi))],
+                c.filled(),
+            )))
+            .map_err(to_io)?;
+    }
+    for (l, c) in &here {
+        let y = a.ty(l.y);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(a.x.0, y), (a.x.1, y)],
+                6,
+                4,
+                c.stroke_width(1),
+            ))
+            .map_err(to_io)?;
     }
     Ok(())
 }
@@ -730,7 +834,7 @@ fn draw_y_grid(chart: &mut Chart, root: &Area, a: &Axes) -> io::Result<()> {
             .map_err(to_io)?;
         let (px, py) = chart.backend_coord(&(a.x.0, y));
         root.draw(&Text::new(
-            tick_label(t, a.spacing),
+            a.y_label(t),
             (px - 6, py),
             ("sans-serif", 13)
                 .into_font()
@@ -928,6 +1032,40 @@ fn draw_legend<DB: DrawingBackend>(
         ))
         .map_err(to_io)?;
         k += 1;
+    }
+    if let Some(name) = &p.levels_legend {
+        let y = row(k);
+        for seg in [[(8, y), (14, y)], [(18, y), (24, y)], [(28, y), (34, y)]] {
+            area.draw(&PathElement::new(
+                seg.to_vec(),
+                BLACK.mix(0.7).stroke_width(1),
+            ))
+            .map_err(to_io)?;
+        }
+        area.draw(&Text::new(
+            name.clone(),
+            (40, y),
+            font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(to_io)?;
+        k += 1;
+        if let Some(text) = &p.levels_interval_legend
+            && p.levels.iter().any(|l| l.interval.is_some())
+        {
+            let y = row(k);
+            area.draw(&Rectangle::new(
+                [(8, y - 6), (34, y + 6)],
+                RGBColor(150, 150, 150).mix(0.25).filled(),
+            ))
+            .map_err(to_io)?;
+            area.draw(&Text::new(
+                text.clone(),
+                (40, y),
+                font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(to_io)?;
+            k += 1;
+        }
     }
     if let Some(name) = &p.spread_legend {
         // An error bar as the lines draw it: a stem with a cap at each end.
