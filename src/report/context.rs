@@ -183,6 +183,18 @@ impl Context {
         }
     }
 
+    /// Each hasher of [`Context::hashers`] as one command's `--algo` (`check` takes one
+    /// hasher): a built-in by its name, a user's as `LABEL=c:FILE:SYMBOL` (or `so:`) with
+    /// the name the report gave it, so the command prints the same name.
+    pub fn hasher_args(&self) -> Vec<String> {
+        match crate::hashers::parse_list(&self.algo_arg(), HashKey::DEFAULT) {
+            Ok(specs) => specs.iter().map(hasher_arg).collect(),
+            // The list was parsed before the run began; a test's hand-made context has
+            // its hashers by name.
+            Err(_) => self.hashers.iter().map(|h| h.name().to_string()).collect(),
+        }
+    }
+
     /// The simulated run length as `sim`'s flags (`--quick` simulates fewer operations).
     pub fn sim_len_args(&self) -> String {
         format!(
@@ -196,6 +208,24 @@ impl Context {
         std::iter::once(&self.seed_box)
             .chain(self.user_profile.as_ref())
             .collect()
+    }
+}
+
+/// One hasher as a command's `--algo`: its name, or `LABEL=c:FILE:SYMBOL`.
+fn hasher_arg(spec: &crate::hashers::HasherSpec) -> String {
+    match spec {
+        crate::hashers::HasherSpec::Builtin(b) => b.static_name().to_string(),
+        crate::hashers::HasherSpec::External {
+            label,
+            path,
+            symbol,
+            compile,
+            ..
+        } => format!(
+            "{label}={}:{}:{symbol}",
+            if *compile { "c" } else { "so" },
+            path.display()
+        ),
     }
 }
 

@@ -835,7 +835,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     step("throughput: model and kernel");
     sections.push(throughput_section(ctx, &compared, dir)?);
     step("simulation");
-    sections.push(simulation_section(ctx, &dist, dir)?);
+    sections.push(simulation_section(ctx, &verdicts, dir)?);
     Ok(Report {
         decisions,
         sections,

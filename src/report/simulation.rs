@@ -7,7 +7,7 @@
 //! out-of-sample error ([`super::context::SimError`]): the interval alone shares every
 //! hash cost between the replications and would tell 1 % apart.
 
-use super::answers::{self, DistRun, MAX_WIDTH};
+use super::answers::{self, HashVerdict, MAX_WIDTH};
 use super::context::{Context, Depth, PUBLISHED_TABLES};
 use super::section::{Section, code_block, write_plot};
 use crate::render::plot::{Band, Line, Plot};
@@ -36,15 +36,17 @@ fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
 /// and the validation error against the published tables.
 pub fn simulation_section(
     ctx: &Context,
-    dist: &[DistRun],
+    verdicts: &[HashVerdict],
     dir: &Path,
 ) -> Result<Section, ReportError> {
     let records = sim_hasher_sweep(ctx)?;
-    // A hasher that fails a distribution test is shown with the failure wherever it is
-    // ranked, and never set apart as a gain without it.
+    // A hasher that fails a distribution test or `futexhash check` is shown with the
+    // failure wherever it is ranked, and never set apart as a gain without it.
     let warn = |name: &str| {
-        let f = answers::dist_failures(dist, name);
-        (!f.is_empty()).then(|| answers::dist_warning(&f))
+        verdicts
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(HashVerdict::warning)
     };
     let rms = |table: &str| {
         crate::sim::validate::rms_log_error(ctx.validation.iter().filter(|r| r.table == table))
@@ -73,7 +75,8 @@ pub fn simulation_section(
     if !failing.is_empty() {
         let _ = writeln!(
             s.markdown,
-            "(F) = fails a distribution test on this run's keys: {}.",
+            "(F) = fails a distribution test on this run's keys or a check of `futexhash \
+             check`: {}.",
             failing.join("; ")
         );
     }
@@ -202,8 +205,8 @@ fn apart_sentence(
         if locality {
             let _ = writeln!(
                 out,
-                "\nA hasher that fails a distribution test and still comes out faster here \
-                 is no candidate: {}.",
+                "\nA hasher that fails a distribution test or a check and still comes out \
+                 faster here is no candidate: {}.",
                 answers::PERF_LOCALITY
             );
         }

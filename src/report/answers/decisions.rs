@@ -176,6 +176,23 @@ fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
     })
 }
 
+/// The hashers unfit for table `t` that cost less than `below` (every unfit one when
+/// `below` is `None`), each with why: a hasher that fails is named, never ranked.
+fn unfit_note(v: &[HashVerdict], t: TableScope, below: Option<f64>) -> Option<String> {
+    let unfit: Vec<String> = v
+        .iter()
+        .filter(|h| below.is_none_or(|c| h.cost_ns.median < c))
+        .filter_map(|h| h.unfit_reason(t).map(|r| format!("{} ({r})", h.name)))
+        .collect();
+    (!unfit.is_empty()).then(|| {
+        format!(
+            "Cheaper{} but unfit for this table, so not ranked: {}.",
+            if below.is_none() { " or not," } else { "" },
+            unfit.join(", ")
+        )
+    })
+}
+
 fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
     let (name, scope_words) = match t {
         TableScope::Global => ("hash_global", "full-scope hashers"),
@@ -189,10 +206,14 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
             value: "none".into(),
             confidence: Confidence::Low,
             evidence: format!(
-                "No {scope_words} of the {} evaluated passes every distribution test.",
-                v.len()
+                "No {scope_words} of the {} evaluated passes the distribution tests and \
+                 `futexhash check` for this table.{}",
+                v.len(),
+                unfit_note(v, t, None).map_or(String::new(), |n| format!(" {n}"))
             ),
-            would_change_if: "a hasher of that scope passed every distribution test".into(),
+            would_change_if: "a hasher of that scope passed the distribution tests and \
+                              `futexhash check` for this table"
+                .into(),
         };
     };
     let cost = |h: &HashVerdict| {
@@ -203,7 +224,7 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
             pct(h.cost_ns.rel_half_range())
         )
     };
-    match next {
+    let mut d = match next {
         Some(n) => {
             let gap = n.cost_ns.median / w.cost_ns.median - 1.0;
             let err = w.cost_ns.rel_half_range() + n.cost_ns.rel_half_range();
@@ -212,9 +233,10 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
                 value: w.name.clone(),
                 confidence: confidence(gap, err),
                 evidence: format!(
-                    "{} is the cheapest of {fit} {scope_words} that pass every distribution \
-                     test (costs measured on this machine, one core); the next, {}, costs {} \
-                     more against runs spread by ±{}.",
+                    "{} is the cheapest of {fit} {scope_words} that pass the distribution \
+                     tests and `futexhash check` for this table (costs measured on this \
+                     machine, one core); the next, {}, costs {} more against runs spread by \
+                     ±{}.",
                     cost(w),
                     cost(n),
                     pct(gap),
@@ -236,7 +258,8 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
             confidence: Confidence::Medium,
             evidence: format!(
                 "{} is the only one of the {} hashers evaluated among {scope_words} that \
-                 passes every distribution test (cost measured on this machine, one core).",
+                 passes the distribution tests and `futexhash check` for this table (cost \
+                 measured on this machine, one core).",
                 cost(w),
                 v.len()
             ),
@@ -245,7 +268,11 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
                 w.name
             ),
         },
+    };
+    if let Some(note) = unfit_note(v, t, Some(w.cost_ns.median)) {
+        d.evidence = format!("{} {note}", d.evidence);
     }
+    d
 }
 
 /// The private hash's default: the smallest size within [`NEAR_GLOBAL`] of the global
@@ -595,6 +622,7 @@ mod tests {
             predicted_vs_jhash2: None,
             published_vs_jhash2: None,
             attack: None,
+            check: crate::report::answers::which_hash::tests::fit_as_scope(name),
             source: "lib/some.c".into(),
         }
     }

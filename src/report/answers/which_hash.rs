@@ -3,6 +3,7 @@
 
 use super::shared::*;
 use super::*;
+use crate::check::{CheckOptions, CheckRow, CheckVerdict};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::render::plot::{Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
@@ -72,13 +73,130 @@ pub struct HashVerdict {
     pub published_vs_jhash2: Option<f64>,
     /// [`attack_resistance`] (None when not evaluated).
     pub attack: Option<AttackScore>,
+    /// What `futexhash check` says the hasher is fit for ([`check_fitness`]).
+    pub check: Fitness,
     /// Where its definition comes from, as `futexhash list` shows it (a kernel source
     /// file for the kernel's hashers, a path for a user's).
     pub source: String,
 }
 
-/// The verdict rows from costs, distribution records and (with `attack`) each hasher's
-/// attack score.
+/// What `futexhash check` ([`crate::check::check`]) says a hasher is fit for: its
+/// `tables` verdict and the checks that failed. The report recommends a hasher for a table
+/// only when this says it is fit for it: the report's own distribution tests hash one
+/// process's keys, while `check` also requires, for the global table, that the hash read
+/// `w0` (the `mm`, or a file's inode sequence) and spread every process's and every file's
+/// futexes (the `inode` and `fork` workloads); the 2020 hash that never read `w0` passes
+/// the report's tests and fails those.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fitness {
+    /// Fit for the global table (`__futex_hash()`).
+    pub global: bool,
+    /// Fit for a process's private table.
+    pub private: bool,
+    /// The `tables` row as `futexhash check` prints it ("fit for: …").
+    pub detail: String,
+    /// The checks that failed (`property:w0-bits`, `dist:inode:mask`, …), in check order.
+    pub failed: Vec<String>,
+}
+
+impl Fitness {
+    /// From `check`'s rows: the `tables` row's verdict ("fit for: global and private
+    /// tables", "fit for: private table only (…)", "fit for: neither table (…)"; anything
+    /// else, or no such row, is read as fit for neither) and every failed row but it.
+    pub fn of_rows(rows: &[CheckRow]) -> Fitness {
+        let detail = rows
+            .iter()
+            .find(|r| r.check == "tables")
+            .map_or_else(|| "no tables verdict".to_string(), |r| r.detail.clone());
+        let (global, private) = if detail.starts_with("fit for: global and private tables") {
+            (true, true)
+        } else if detail.starts_with("fit for: private table only") {
+            (false, true)
+        } else {
+            (false, false)
+        };
+        Fitness {
+            global,
+            private,
+            detail,
+            failed: rows
+                .iter()
+                .filter(|r| r.verdict == CheckVerdict::Fail && r.check != "tables")
+                .map(|r| r.check.clone())
+                .collect(),
+        }
+    }
+
+    /// Fit for both tables, nothing failed: what the synthetic verdicts of the tests use.
+    pub fn both() -> Fitness {
+        Fitness {
+            global: true,
+            private: true,
+            detail: "fit for: global and private tables".into(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// Whether `check` finds it fit for table `t`.
+    pub fn fit_for(&self, t: TableScope) -> bool {
+        match t {
+            TableScope::Global => self.global,
+            TableScope::Private => self.private,
+        }
+    }
+
+    /// The which-hash table's cell: `both`, `private` or `neither`.
+    pub fn cell(&self) -> &'static str {
+        match (self.global, self.private) {
+            (true, _) => "both",
+            (false, true) => "private",
+            (false, false) => "neither",
+        }
+    }
+}
+
+/// [`Fitness`] of `h` by `futexhash check --algo H` with its defaults (every workload at
+/// its own key count, seed 1, the speed against jhash2): the same verdict the reproduce
+/// command prints.
+pub fn check_fitness(h: &dyn KeyHasher) -> Fitness {
+    check_fitness_with(h, &CheckOptions::default())
+}
+
+/// [`check_fitness`] of every hasher, in order, the checks spread over this machine's CPUs
+/// (every check is deterministic except the speed row, which fails only a hasher more
+/// than 16× slower than jhash2 timed side by side, so sharing the CPUs does not move it).
+pub fn check_fitness_all(hashers: &[SharedHasher]) -> Vec<Fitness> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, hashers.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(vec![None; hashers.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(h) = hashers.get(i) else { break };
+                    let f = check_fitness(h.as_ref());
+                    out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(f);
+                }
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|f| f.expect("every hasher checked"))
+        .collect()
+}
+
+/// [`check_fitness`] with other options (the unit tests use fewer keys).
+pub fn check_fitness_with(h: &dyn KeyHasher, opts: &CheckOptions) -> Fitness {
+    Fitness::of_rows(&crate::check::check(h, opts))
+}
+
+/// The verdict rows from costs, distribution records, (with `attack`) each hasher's
+/// attack score and (with `fitness`) what `futexhash check` finds it fit for.
 pub fn hash_verdicts(
     hashers: &[SharedHasher],
     ctx_cost: impl Fn(&str) -> Option<Spread>,
@@ -86,6 +204,7 @@ pub fn hash_verdicts(
     kernel_op_ns: Option<f64>,
     published: &[(String, f64)],
     attack: impl Fn(&dyn KeyHasher) -> Option<AttackScore>,
+    fitness: impl Fn(&dyn KeyHasher) -> Fitness,
 ) -> Vec<HashVerdict> {
     let jcost = ctx_cost("jhash2").map(|s| s.median);
     let jpub = published
@@ -134,6 +253,7 @@ pub fn hash_verdicts(
                 predicted_vs_jhash2: predicted,
                 published_vs_jhash2,
                 attack: attack(h.as_ref()),
+                check: fitness(h.as_ref()),
                 source: h.source().to_string(),
             }
         })
@@ -150,11 +270,46 @@ pub enum TableScope {
 }
 
 impl HashVerdict {
-    /// No distribution test fails and, for the global table, the hasher hashes `mm` too:
-    /// an address-only hasher in the global table puts every process forked from one
-    /// parent (same layout, own `mm`) on the same buckets.
+    /// No distribution test of the report fails, `futexhash check` finds it fit for table
+    /// `t` ([`Fitness`]) and, for the global table, the hasher hashes `mm` too: an
+    /// address-only hasher in the global table puts every process forked from one parent
+    /// (same layout, own `mm`) on the same buckets.
     pub fn fit_for(&self, t: TableScope) -> bool {
-        self.failures.is_empty() && (t == TableScope::Private || self.scope == "full")
+        self.failures.is_empty()
+            && self.check.fit_for(t)
+            && (t == TableScope::Private || self.scope == "full")
+    }
+
+    /// Why it is not fit for table `t` (`None` when it is): the failed distribution tests,
+    /// `futexhash check`'s verdict, or the address-only scope.
+    pub fn unfit_reason(&self, t: TableScope) -> Option<String> {
+        if self.fit_for(t) {
+            return None;
+        }
+        let mut why = Vec::new();
+        if !self.failures.is_empty() {
+            why.push(failed_list(&self.failures, "distribution test"));
+        }
+        if !self.check.fit_for(t) {
+            why.push(format!("`futexhash check`: {}", self.check.detail));
+        } else if t == TableScope::Global && self.scope != "full" {
+            why.push("address-only: it leaves out the mm".to_string());
+        }
+        Some(why.join("; "))
+    }
+
+    /// No test of the report and no check of `futexhash check` fails.
+    pub fn passes_all(&self) -> bool {
+        self.failures.is_empty() && self.check.failed.is_empty()
+    }
+
+    /// The first failure, to name it in a list: a distribution record of the report, else
+    /// a check (`check:property:w0-bits`).
+    pub fn first_failure(&self) -> Option<String> {
+        self.failures
+            .first()
+            .cloned()
+            .or_else(|| self.check.failed.first().map(|c| format!("check:{c}")))
     }
 
     /// Whether the kernel has this hasher ([`in_kernel`] of its source).
@@ -162,9 +317,21 @@ impl HashVerdict {
         in_kernel(&self.source)
     }
 
-    /// The warning shown next to a hasher wherever it is ranked: the failed tests.
+    /// The warning shown next to a hasher wherever it is ranked: the failed tests of the
+    /// report and the failed checks of `futexhash check`.
     pub fn warning(&self) -> Option<String> {
-        (!self.failures.is_empty()).then(|| dist_warning(&self.failures))
+        let mut parts = Vec::new();
+        if !self.failures.is_empty() {
+            parts.push(failed_list(&self.failures, "distribution test"));
+        }
+        if !self.check.failed.is_empty() {
+            parts.push(format!(
+                "`futexhash check` {} ({})",
+                failed_list(&self.check.failed, "check"),
+                self.check.detail
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("{}: not recommended", parts.join(" and ")))
     }
 }
 
@@ -187,9 +354,17 @@ pub fn in_kernel(source: &str) -> bool {
 
 /// "fails 6 distribution tests (perf@16384:chi2, …): not recommended".
 pub fn dist_warning(failures: &[String]) -> String {
+    format!(
+        "{}: not recommended",
+        failed_list(failures, "distribution test")
+    )
+}
+
+/// "fails 6 distribution tests (perf@16384:chi2, perf@32768:collisions, …)".
+fn failed_list(failures: &[String], what: &str) -> String {
     let shown: Vec<&str> = failures.iter().take(2).map(String::as_str).collect();
     format!(
-        "fails {} distribution test{} ({}{}): not recommended",
+        "fails {} {what}{} ({}{})",
         failures.len(),
         if failures.len() == 1 { "" } else { "s" },
         shown.join(", "),
@@ -218,19 +393,19 @@ pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Opt
 /// equal in throughput" holds within this run's error.
 pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> String {
     let mut s = String::new();
-    let clean = v.iter().filter(|h| h.failures.is_empty()).count();
+    let clean = v.iter().filter(|h| h.passes_all()).count();
     let (g, _) = recommend(v, TableScope::Global);
     let (p, _) = recommend(v, TableScope::Private);
     match g {
         Some(h) => {
             let _ = write!(
                 s,
-                "Global table: {} is the cheapest full-scope hasher no distribution test fails ({:.2} ns/hash)",
+                "Global table: {} is the cheapest full-scope hasher that passes the distribution tests and `futexhash check` for that table ({:.2} ns/hash)",
                 h.name, h.cost_ns.median
             );
         }
         None => s.push_str(
-            "Global table: no full-scope hasher passes every distribution test, so none is recommended",
+            "Global table: no full-scope hasher passes the distribution tests and `futexhash check` for that table, so none is recommended",
         ),
     }
     match p {
@@ -252,13 +427,14 @@ pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> Stri
                 }
             );
         }
-        None => s.push_str("; private table: no hasher passes every distribution test"),
+        None => s.push_str(
+            "; private table: no hasher passes the distribution tests and `futexhash check` for that table",
+        ),
     }
     let _ = write!(s, "; {clean} of {} hashers pass every test", v.len());
     let failed: Vec<String> = v
         .iter()
-        .filter(|h| !h.failures.is_empty())
-        .map(|h| format!("{} ({})", h.name, h.failures[0]))
+        .filter_map(|h| h.first_failure().map(|f| format!("{} ({f})", h.name)))
         .collect();
     if !failed.is_empty() {
         let _ = write!(s, "; not recommended, failing: {}", failed.join(", "));
@@ -309,6 +485,7 @@ pub fn which_hash(
     dir: &Path,
 ) -> Result<(Answer, Vec<HashVerdict>), ReportError> {
     let published = published_algo_means(&ctx.data_dir)?;
+    let fitness = check_fitness_all(&ctx.hashers);
     let v = hash_verdicts(
         &ctx.hashers,
         |n| ctx.cost(n),
@@ -316,6 +493,12 @@ pub fn which_hash(
         kernel_op_ns.map(|k| k.median),
         &published,
         |h| attack_resistance(h, ctx.attack_buckets()),
+        |h| {
+            ctx.hashers
+                .iter()
+                .position(|k| k.name() == h.name())
+                .map_or_else(|| check_fitness(h), |i| fitness[i].clone())
+        },
     );
     let mut a = Answer {
         question: "Which hash: cost × distribution × attack resistance".into(),
@@ -330,6 +513,7 @@ pub fn which_hash(
         "worst coll.",
         "at",
         "fails",
+        "check",
         "pred. vs jhash2",
         "pub. vs jhash2",
     ];
@@ -346,6 +530,7 @@ pub fn which_hash(
             format!("{:.2}", h.worst_ratio),
             h.worst_at.clone(),
             h.failures.len().to_string(),
+            h.check.cell().to_string(),
             rel(h.predicted_vs_jhash2),
             rel(h.published_vs_jhash2),
         ];
@@ -368,7 +553,9 @@ pub fn which_hash(
         a.evidence,
         "ns/hash: median ± half-range of {} runs, one core. worst coll.: the largest \
          collisions ÷ random expectation over the distribution section's workloads and sizes. \
-         fails: failed distribution records (listed below with the statistic). pred.: \
+         fails: failed distribution records (listed below with the statistic). check: the \
+         tables `futexhash check --algo H` finds the hasher fit for (both, private or \
+         neither; a hasher is recommended for a table only when it is fit for it). pred.: \
          throughput on this machine's measured futex path ({} ns of CPU time per operation, global hash \
          = jhash2) with this hasher's cost instead. pub.: the published 256-CPU table's mean \
          over ≥ 1024 slots{}.\n\n{}",
@@ -387,7 +574,16 @@ pub fn which_hash(
     for h in v.iter().filter(|h| !h.failures.is_empty()) {
         let _ = writeln!(a.evidence, "- {} fails {}", h.name, h.failures.join(", "));
     }
-    if v.iter().any(|h| !h.failures.is_empty()) {
+    for h in v.iter().filter(|h| !h.check.failed.is_empty()) {
+        let _ = writeln!(
+            a.evidence,
+            "- {}: `futexhash check` fails {}; {}",
+            h.name,
+            h.check.failed.join(", "),
+            h.check.detail
+        );
+    }
+    if v.iter().any(|h| !h.passes_all()) {
         let _ = writeln!(
             a.evidence,
             "\nA hasher that fails is never recommended, for either table, however fast it \
@@ -428,6 +624,12 @@ pub fn which_hash(
             )
         })
         .collect();
+    // Each hasher's fitness: `check` takes one hasher.
+    a.commands.extend(
+        ctx.hasher_args()
+            .iter()
+            .map(|h| format!("futexhash check --algo {h}")),
+    );
     a.commands.push("cargo bench --bench hashers".into());
     a.commands.push(format!(
         "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} \
@@ -552,7 +754,7 @@ pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::attack::leak::Stop;
 
@@ -571,7 +773,23 @@ mod tests {
             predicted_vs_jhash2: Some(pred),
             published_vs_jhash2: None,
             attack: None,
+            check: fit_as_scope(name),
             source: "include/linux/jhash.h".into(),
+        }
+    }
+
+    /// What `check` says of a sound hasher of `name`'s scope: an `-addr` one is fit for
+    /// the private table only.
+    pub(crate) fn fit_as_scope(name: &str) -> Fitness {
+        if name.ends_with("-addr") {
+            Fitness {
+                global: false,
+                private: true,
+                detail: "fit for: private table only (global: scope addr leaves out the mm)".into(),
+                failed: Vec::new(),
+            }
+        } else {
+            Fitness::both()
         }
     }
 
@@ -680,7 +898,7 @@ mod tests {
         let s = which_hash_sentence(&v, Some(k));
         assert!(
             s.starts_with(
-                "Global table: jhash2 is the cheapest full-scope hasher no distribution test fails (5.00 ns/hash); private table: the same; 2 of 3"
+                "Global table: jhash2 is the cheapest full-scope hasher that passes the distribution tests and `futexhash check` for that table (5.00 ns/hash); private table: the same; 2 of 3"
             ),
             "{s}"
         );
@@ -697,7 +915,10 @@ mod tests {
         let all_bad = vec![verdict("a", 1.0, &["x"], 1.0)];
         let s = which_hash_sentence(&all_bad, None);
         assert!(
-            s.starts_with("Global table: no full-scope hasher passes every distribution test"),
+            s.starts_with(
+                "Global table: no full-scope hasher passes the distribution tests and \
+                 `futexhash check` for that table"
+            ),
             "{s}"
         );
         assert!(s.contains("private table: no hasher passes"), "{s}");
@@ -746,6 +967,7 @@ mod tests {
             Some(400.0),
             &[("jhash2".into(), 2.0)],
             |_| None,
+            |_| Fitness::both(),
         );
         assert_eq!(v[0].predicted_vs_jhash2, Some(1.0));
         assert_eq!(v[0].published_vs_jhash2, Some(1.0));
@@ -782,5 +1004,124 @@ mod tests {
         assert_eq!(failed_statistic(&r), "collisions");
         r.p_value = 1e-15;
         assert_eq!(failed_statistic(&r), "chi2");
+    }
+
+    /// The 2020 "futex: Unbreak futex hashing" bug, as examples/hashers/unbreak_bug.c
+    /// writes it: jhash2 of the address words only, `w0` (the mm, or a file's inode
+    /// sequence) never read. Its keys of one process spread well; `check` fails it.
+    struct SkipsW0;
+    impl KeyHasher for SkipsW0 {
+        fn name(&self) -> &str {
+            "futex_hash"
+        }
+        fn scope(&self) -> crate::hashers::Scope {
+            crate::hashers::Scope::Full
+        }
+        fn hash(&self, key: &crate::key::FutexKey) -> u32 {
+            crate::hashers::jhash2(&key.addr_words(), key.offset())
+        }
+    }
+
+    fn small_check() -> CheckOptions {
+        CheckOptions {
+            keys: Some(1 << 14),
+            skip_speed: true,
+            ..CheckOptions::default()
+        }
+    }
+
+    #[test]
+    fn fitness_is_what_check_says_of_each_table() {
+        let opts = small_check();
+        let j = crate::hashers::Builtin::by_name("jhash2", crate::HashKey::DEFAULT).unwrap();
+        let f = check_fitness_with(&j, &opts);
+        assert_eq!(
+            (f.global, f.private, f.cell()),
+            (true, true, "both"),
+            "{f:?}"
+        );
+        assert!(f.failed.is_empty(), "{f:?}");
+        let a = crate::hashers::Builtin::by_name("jhash2-addr", crate::HashKey::DEFAULT).unwrap();
+        let f = check_fitness_with(&a, &opts);
+        assert_eq!(
+            (f.global, f.private, f.cell()),
+            (false, true, "private"),
+            "{f:?}"
+        );
+        // The w0 bug: a property and the inode workload fail (docs/hashers.md), so it is
+        // fit for neither table.
+        let f = check_fitness_with(&SkipsW0, &opts);
+        assert_eq!(
+            (f.global, f.private, f.cell()),
+            (false, false, "neither"),
+            "{f:?}"
+        );
+        assert!(
+            f.failed.iter().any(|c| c == "property:w0-bits")
+                && f.failed.iter().any(|c| c.starts_with("dist:inode:")),
+            "{f:?}"
+        );
+        // A tables row that says something else is read as fit for nothing.
+        let odd = Fitness::of_rows(&[CheckRow {
+            algo: "x".into(),
+            check: "tables".into(),
+            verdict: CheckVerdict::Pass,
+            detail: "fit for: everything".into(),
+        }]);
+        assert_eq!(odd.cell(), "neither");
+        assert_eq!(Fitness::of_rows(&[]).cell(), "neither");
+    }
+
+    #[test]
+    fn a_hasher_check_finds_unfit_is_never_recommended_however_cheap() {
+        // The report's case: the w0 bug passes the report's distribution tests (one
+        // process's keys) and is the cheapest full-scope hasher.
+        let mut bug = verdict("futex_hash", 3.1, &[], 1.003);
+        bug.check = check_fitness_with(&SkipsW0, &small_check());
+        let v = vec![
+            verdict("jhash2", 4.2, &[], 1.0),
+            verdict("jhash2-addr", 2.3, &[], 1.005),
+            bug.clone(),
+        ];
+        let (g, _) = recommend(&v, TableScope::Global);
+        assert_eq!(g.map(|h| h.name.as_str()), Some("jhash2"));
+        let (p, p2) = recommend(&v, TableScope::Private);
+        assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
+        assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"), "not the bug");
+        let s = which_hash_sentence(&v, None);
+        assert!(s.starts_with("Global table: jhash2 is the cheapest"), "{s}");
+        assert!(s.contains("2 of 3 hashers pass every test"), "{s}");
+        assert!(
+            s.contains("not recommended, failing: futex_hash (check:property:w0-bits)"),
+            "{s}"
+        );
+        let w = bug.warning().unwrap();
+        assert!(
+            w.contains("`futexhash check` fails")
+                && w.contains("fit for: neither table")
+                && w.ends_with(": not recommended"),
+            "{w}"
+        );
+        let g = crate::report::answers::hash_decision(&v, TableScope::Global);
+        assert_eq!(g.value, "jhash2");
+        assert!(
+            g.evidence.contains("unfit for this table, so not ranked: ")
+                && g.evidence
+                    .contains("futex_hash (`futexhash check`: fit for: neither table"),
+            "{}",
+            g.evidence
+        );
+        // Nothing fit for the global table: it says so, naming why.
+        let only = vec![v[1].clone(), bug];
+        let g = crate::report::answers::hash_decision(&only, TableScope::Global);
+        assert_eq!(g.value, "none");
+        assert!(
+            g.evidence
+                .contains("futex_hash (`futexhash check`: fit for: neither"),
+            "{}",
+            g.evidence
+        );
+        let s = which_hash_sentence(&only, None);
+        assert!(s.contains("so none is recommended"), "{s}");
     }
 }
