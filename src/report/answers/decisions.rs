@@ -10,7 +10,7 @@
 //! its error, `medium` when it exceeds it, `low` otherwise (the alternatives are not told
 //! apart) or when there is no figure to decide on.
 
-use super::shared::{error_pct, pct, policy_slots};
+use super::shared::{and_list, error_pct, pct, policy_slots};
 use super::*;
 use serde::Serialize;
 
@@ -81,17 +81,29 @@ pub const DECISIONS: [&str; 6] = [
 /// hasher is `medium`: nothing fit to separate it from.
 pub fn hash_decision(v: &[HashVerdict], t: TableScope) -> Decision {
     let mut d = hash_decision_by_cost(v, t);
+    // The notes are about the cheapest by its median (the first named when several are
+    // not told apart).
+    let winner = recommend(v, t).0.map_or(String::new(), |w| w.name.clone());
     if t == TableScope::Global
-        && let Some(note) = leak_note(v, &d.value)
+        && let Some(note) = leak_note(v, &winner)
     {
         d.evidence = format!("{} {}", d.evidence, note.0);
         d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
     }
-    if let Some(note) = kernel_note(v, &d.value, t) {
+    if let Some(note) = kernel_note(v, &winner, t) {
         d.evidence = format!("{} {}", d.evidence, note.0);
         d.would_change_if = format!("{}; or {}", d.would_change_if, note.1);
     }
     d
+}
+
+/// "a", "a or b", "a, b or c".
+fn or_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
 }
 
 /// The cheapest (median cost) of the verdicts `accept` takes.
@@ -216,15 +228,39 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
                 .into(),
         };
     };
-    let cost = |h: &HashVerdict| {
-        format!(
-            "{} ({:.2} ns/hash ±{})",
-            h.name,
-            h.cost_ns.median,
-            pct(h.cost_ns.rel_half_range())
-        )
-    };
+    let cost = |h: &HashVerdict| format!("{} ({} ns/hash)", h.name, h.cost_ns.fmt_interval(2));
+    let tied = cheapest_tied(v, t);
     let mut d = match next {
+        Some(_) if tied.len() > 1 => {
+            let names: Vec<&str> = tied.iter().map(|h| h.name.as_str()).collect();
+            Decision {
+                decision: name,
+                value: format!("{} (not told apart)", or_list(&names)),
+                confidence: Confidence::Low,
+                evidence: format!(
+                    "{} are the cheapest of {fit} {scope_words} that pass the distribution \
+                     tests and `futexhash check` for this table (costs measured on this \
+                     machine, one core: median and 10th–90th percentile of the timing \
+                     rounds), and their costs are not told apart: the central 80 % of their \
+                     rounds overlap, so this run does not choose between them ({} is the \
+                     cheapest by its median).",
+                    and_list(
+                        &tied
+                            .iter()
+                            .map(|h| cost(h))
+                            .collect::<Vec<_>>()
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>()
+                    ),
+                    w.name
+                ),
+                would_change_if: "their costs were told apart (a quieter machine, or a \
+                                  run without `--quick`, which times more rounds), or one of \
+                                  them failed a test"
+                    .into(),
+            }
+        }
         Some(n) => {
             let gap = n.cost_ns.median / w.cost_ns.median - 1.0;
             let err = w.cost_ns.rel_half_range() + n.cost_ns.rel_half_range();
@@ -235,8 +271,9 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
                 evidence: format!(
                     "{} is the cheapest of {fit} {scope_words} that pass the distribution \
                      tests and `futexhash check` for this table (costs measured on this \
-                     machine, one core); the next, {}, costs {} more against runs spread by \
-                     ±{}.",
+                     machine, one core: median and 10th–90th percentile of the timing \
+                     rounds); the next, {}, costs {} more, against timing rounds spread by \
+                     ±{} (half of each one's central 80 %, summed).",
                     cost(w),
                     cost(n),
                     pct(gap),
@@ -682,6 +719,23 @@ mod tests {
             hv("b", [4.2, 5.2, 6.2], false),
         ];
         let d = hash_decision(&close, TableScope::Global);
+        assert_eq!(
+            (d.value.as_str(), d.confidence),
+            ("a or b (not told apart)", Confidence::Low)
+        );
+        assert!(
+            d.evidence.contains("their costs are not told apart")
+                && d.evidence.contains("(a is the cheapest by its median)"),
+            "{}",
+            d.evidence
+        );
+        // Intervals that do not overlap but whose gap is inside the summed half-ranges:
+        // told apart, and low by the rule.
+        let near = vec![
+            hv("a", [4.0, 5.0, 6.0], false),
+            hv("b", [6.1, 6.2, 8.0], false),
+        ];
+        let d = hash_decision(&near, TableScope::Global);
         assert_eq!((d.value.as_str(), d.confidence), ("a", Confidence::Low));
         // Only broken or addr-only hashers: nothing for the global table.
         let none = vec![hv("x-addr", [1.0; 3], false), hv("y", [1.0; 3], true)];

@@ -388,48 +388,120 @@ pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Opt
     (fit.first().copied(), fit.get(1).copied())
 }
 
-/// The sentence for question 3: the cheapest hasher no test fails, for the global table
-/// (full-scope hashers only) and for the private table, and whether the seed's "all
-/// equal in throughput" holds within this run's error.
+/// The cheapest hasher fit for table `t` and every other fit hasher whose cost interval
+/// overlaps its ([`Spread::told_apart`]): the hashers this run's timing does not tell
+/// apart from the cheapest, cheapest first. Empty when none is fit.
+pub fn cheapest_tied(v: &[HashVerdict], t: TableScope) -> Vec<&HashVerdict> {
+    let mut fit: Vec<&HashVerdict> = v
+        .iter()
+        .filter(|h| h.fit_for(t) && h.cost_ns.median.is_finite())
+        .collect();
+    fit.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
+    let Some(first) = fit.first().copied() else {
+        return Vec::new();
+    };
+    fit.into_iter()
+        .filter(|h| std::ptr::eq(*h, first) || !h.cost_ns.told_apart(&first.cost_ns))
+        .collect()
+}
+
+/// "jhash2 (4.17 (4.15–5.10) ns/hash)".
+fn with_cost(h: &HashVerdict) -> String {
+    format!("{} ({} ns/hash)", h.name, h.cost_ns.fmt_interval(2))
+}
+
+/// One table's clause: the cheapest fit hasher, or the cheapest few whose costs are not
+/// told apart (then the measurement does not choose between them, and the clause says so).
+fn table_clause(tied: &[&HashVerdict], what: &str) -> String {
+    match tied {
+        [] => String::new(),
+        [h] => format!("{} is the cheapest {what}", with_cost(h)),
+        [h, rest @ ..] => format!(
+            "{} is the cheapest {what} by its median, but its cost is not told apart from \
+             {}'s (the central 80 % of their timing rounds overlap), so this run does not \
+             choose between them",
+            with_cost(h),
+            and_list(
+                &rest
+                    .iter()
+                    .map(|r| with_cost(r))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+            )
+        ),
+    }
+}
+
+/// How much hasher `c`'s cost instead of jhash2's (`j`) would change the throughput of a
+/// futex operation of `k` ns, `k / (k − j + c)`, as `|change|`: at the medians, and its
+/// least and largest over the three intervals (the change is monotone in each, so the
+/// corners bound it; 0 when the two costs' intervals overlap, so the sign is not known).
+pub fn throughput_change(c: &Spread, j: &Spread, k: &Spread) -> (f64, f64, f64) {
+    let d = |c: f64, j: f64, k: f64| (k / (k - j + c) - 1.0).abs();
+    let mut lo = f64::INFINITY;
+    let mut hi = 0.0f64;
+    for c in [c.min, c.max] {
+        for j in [j.min, j.max] {
+            for k in [k.min, k.max] {
+                let x = d(c, j, k);
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
+        }
+    }
+    if !c.told_apart(j) {
+        lo = 0.0;
+    }
+    (d(c.median, j.median, k.median), lo, hi)
+}
+
+/// The sentence for question 3: the cheapest hasher fit for the global table (full-scope
+/// hashers only) and for the private table, or the cheapest few when their costs are not
+/// told apart, and whether the seed's "all equal in throughput" holds against this
+/// machine's run-to-run range: it holds when even the largest change the cost intervals
+/// allow stays inside the futex operation's range, fails when some hasher's least change
+/// lies beyond it, and is otherwise not told apart.
 pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> String {
     let mut s = String::new();
     let clean = v.iter().filter(|h| h.passes_all()).count();
-    let (g, _) = recommend(v, TableScope::Global);
-    let (p, _) = recommend(v, TableScope::Private);
-    match g {
-        Some(h) => {
-            let _ = write!(
-                s,
-                "Global table: {} is the cheapest full-scope hasher that passes the distribution tests and `futexhash check` for that table ({:.2} ns/hash)",
-                h.name, h.cost_ns.median
-            );
-        }
-        None => s.push_str(
+    let g = cheapest_tied(v, TableScope::Global);
+    let p = cheapest_tied(v, TableScope::Private);
+    let names = |t: &[&HashVerdict]| t.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+    if g.is_empty() {
+        s.push_str(
             "Global table: no full-scope hasher passes the distribution tests and `futexhash check` for that table, so none is recommended",
-        ),
+        );
+    } else {
+        let _ = write!(
+            s,
+            "Global table: {}",
+            table_clause(
+                &g,
+                "full-scope hasher that passes the distribution tests and `futexhash check` for that table"
+            )
+        );
     }
-    match p {
-        Some(h) if g.is_some_and(|g| g.name == h.name) => {
-            s.push_str("; private table: the same");
-        }
-        Some(h) => {
-            let _ = write!(
-                s,
-                "; private table: {} ({:.2} ns/hash{})",
-                h.name,
-                h.cost_ns.median,
-                if h.scope == "addr" {
-                    ", an address-only hasher: fit for the private table only, since in the \
-                     global table processes forked from one parent (same addresses, own mm) \
-                     would share every bucket"
-                } else {
-                    ""
-                }
+    if p.is_empty() {
+        s.push_str(
+            "; private table: no hasher passes the distribution tests and `futexhash check` for that table",
+        );
+    } else if names(&p) == names(&g) {
+        s.push_str("; private table: the same");
+    } else {
+        let _ = write!(
+            s,
+            "; private table: {}",
+            table_clause(&p, "hasher fit for it")
+        );
+        if p[0].scope == "addr" {
+            s.push_str(
+                " (an address-only hasher: fit for the private table only, since in the \
+                 global table processes forked from one parent (same addresses, own mm) \
+                 would share every bucket)",
             );
         }
-        None => s.push_str(
-            "; private table: no hasher passes the distribution tests and `futexhash check` for that table",
-        ),
     }
     let _ = write!(s, "; {clean} of {} hashers pass every test", v.len());
     let failed: Vec<String> = v
@@ -439,35 +511,56 @@ pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> Stri
     if !failed.is_empty() {
         let _ = write!(s, "; not recommended, failing: {}", failed.join(", "));
     }
-    let preds: Vec<(&str, f64)> = v
-        .iter()
-        .filter_map(|h| h.predicted_vs_jhash2.map(|p| (h.name.as_str(), p)))
-        .collect();
-    if let (Some(k), Some((worst, p))) = (
-        kernel_op,
-        preds
+    let jcost = v.iter().find(|h| h.name == "jhash2").map(|h| h.cost_ns);
+    if let (Some(k), Some(j)) = (kernel_op, jcost) {
+        let changes: Vec<(&str, (f64, f64, f64))> = v
             .iter()
-            .copied()
-            .max_by(|a, b| (a.1 - 1.0).abs().total_cmp(&(b.1 - 1.0).abs())),
-    ) {
+            .filter(|h| h.name != "jhash2" && h.cost_ns.median.is_finite())
+            .map(|h| (h.name.as_str(), throughput_change(&h.cost_ns, &j, &k)))
+            .collect();
         let noise = k.rel_half_range();
-        let delta = (p - 1.0).abs();
-        if delta <= noise {
-            let _ = write!(
-                s,
-                ". The seed's finding that they are equal in throughput is predicted to hold here: on this machine's measured {} ns futex operation the largest hash-cost difference ({worst}) would change throughput by {}, inside the ±{} run-to-run range",
-                fmt_grouped(k.median, 0),
-                pct(delta),
-                pct(noise)
-            );
-        } else {
-            let _ = write!(
-                s,
-                ". The seed's finding that they are equal in throughput is predicted not to hold here: on this machine's measured {} ns futex operation {worst}'s cost would change throughput by {}, beyond the ±{} run-to-run range",
-                fmt_grouped(k.median, 0),
-                pct(delta),
-                pct(noise)
-            );
+        let largest = changes.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0));
+        let surest = changes.iter().max_by(|a, b| a.1.1.total_cmp(&b.1.1));
+        // Neither: the hasher whose largest change passes the range, which it may or may
+        // not reach.
+        let widest = changes.iter().max_by(|a, b| a.1.2.total_cmp(&b.1.2));
+        let op = format!(
+            "on this machine's futex operation ({} ns of CPU time, ±{} over {} timings spread \
+             over the run)",
+            fmt_grouped(k.median, 0),
+            pct(noise),
+            k.runs
+        );
+        match (largest, surest, widest) {
+            (Some((worst, (d, _, hi))), _, _) if changes.iter().all(|c| c.1.2 <= noise) => {
+                let _ = write!(
+                    s,
+                    ". The seed's finding that they are equal in throughput is predicted to hold here: {op} the largest hash-cost difference ({worst}) would change throughput by {} (at most {} within the intervals of the costs and of the operation), inside its ±{} run-to-run range",
+                    pct(*d),
+                    pct(*hi),
+                    pct(noise)
+                );
+            }
+            (_, Some((name, (d, lo, _))), _) if *lo > noise => {
+                let _ = write!(
+                    s,
+                    ". The seed's finding that they are equal in throughput is predicted not to hold here: {op} {name}'s cost would change throughput by {} (at least {} within the intervals), beyond its ±{} run-to-run range",
+                    pct(*d),
+                    pct(*lo),
+                    pct(noise)
+                );
+            }
+            (_, _, Some((name, (d, lo, hi)))) => {
+                let _ = write!(
+                    s,
+                    ". Whether the seed's finding that they are equal in throughput holds here is not told apart: {op} {name}'s cost would change throughput by {} (between {} and {} within the intervals of the costs and of the operation), and its ±{} run-to-run range lies inside that",
+                    pct(*d),
+                    pct(*lo),
+                    pct(*hi),
+                    pct(noise)
+                );
+            }
+            _ => {}
         }
     }
     if let Some(a) = attack_sentence(v) {
@@ -526,7 +619,7 @@ pub fn which_hash(
         let mut row = vec![
             h.name.clone(),
             h.scope.to_string(),
-            h.cost_ns.fmt_decimals(2),
+            h.cost_ns.fmt_interval(2),
             format!("{:.2}", h.worst_ratio),
             h.worst_at.clone(),
             h.failures.len().to_string(),
@@ -551,16 +644,18 @@ pub fn which_hash(
         });
     let _ = write!(
         a.evidence,
-        "ns/hash: median ± half-range of {} runs, one core. worst coll.: the largest \
+        "ns/hash: median (10th–90th percentile) of {} timing rounds that interleave the \
+         hashers over about {} s, one core (the Hash cost section). worst coll.: the largest \
          collisions ÷ random expectation over the distribution section's workloads and sizes. \
          fails: failed distribution records (listed below with the statistic). check: the \
          tables `futexhash check --algo H` finds the hasher fit for (both, private or \
          neither; a hasher is recommended for a table only when it is fit for it). pred.: \
-         throughput on this machine's measured futex path ({} ns of CPU time per operation, global hash \
-         = jhash2) with this hasher's cost instead. pub.: the published 256-CPU table's mean \
-         over ≥ 1024 slots{}.\n\n{}",
-        ctx.answer_runs(),
-        kernel_op_ns.map_or("-".into(), |k| k.fmt_decimals(0)),
+         throughput on this machine's measured futex path ({} ns of CPU time per operation, \
+         range of its timings; global hash = jhash2) with this hasher's cost instead. pub.: the \
+         published 256-CPU table's mean over ≥ 1024 slots{}.\n\n{}",
+        crate::report::context::cost_rounds(ctx.depth),
+        crate::report::context::cost_seconds(ctx.depth),
+        kernel_op_ns.map_or("-".into(), |k| k.fmt_interval(0)),
         if spread_pub.1 > 0.0 {
             format!(
                 " (its algorithms differ by at most {})",
@@ -722,9 +817,15 @@ pub(crate) fn plot_flags(h: &HashVerdict) -> String {
     }
 }
 
+/// Points of the report run at which the kernel futex operation is timed
+/// ([`kernel_op_sample`]): its samples are spread over the run, since one moment of a
+/// shared machine says little of the next (three back-to-back runs gave 401 ns ±0.03 % in
+/// one report and 301 ns in the next).
+pub const KERNEL_OP_POINTS: usize = 5;
+
 /// CPU time of one kernel futex operation (perf's failing `FUTEX_WAIT`, one thread, global
-/// hash) in ns, `runs` times.
-pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
+/// hash) in ns, `runs` times in a row: one of the report's [`KERNEL_OP_POINTS`].
+pub fn kernel_op_sample(ctx: &Context, runs: usize) -> Vec<f64> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     let runtime =
         std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
@@ -736,7 +837,9 @@ pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
     for _ in 0..runs {
         let mut spec = SweepSpec::new(vec![BackendChoice::Kernel], Some(vec![0]), runtime);
         spec.threads = vec![1];
-        let res = sweep(&spec, &mut |_| {}).ok()?;
+        let Ok(res) = sweep(&spec, &mut |_| {}) else {
+            continue;
+        };
         // CPU time per operation: on a machine busy with other work, wall-clock rates
         // include the time the thread waited for a CPU.
         if let Some(r) = res.records().first() {
@@ -750,7 +853,7 @@ pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
             }
         }
     }
-    Spread::of(&ns)
+    ns
 }
 
 #[cfg(test)]
@@ -898,7 +1001,7 @@ pub(crate) mod tests {
         let s = which_hash_sentence(&v, Some(k));
         assert!(
             s.starts_with(
-                "Global table: jhash2 is the cheapest full-scope hasher that passes the distribution tests and `futexhash check` for that table (5.00 ns/hash); private table: the same; 2 of 3"
+                "Global table: jhash2 (5.00 ns/hash) is the cheapest full-scope hasher that passes the distribution tests and `futexhash check` for that table; private table: the same; 2 of 3"
             ),
             "{s}"
         );
@@ -907,11 +1010,34 @@ pub(crate) mod tests {
             "{s}"
         );
         assert!(s.contains("is predicted to hold"), "{s}");
-        assert!(s.contains("(slow) would change throughput by 3.0 %"), "{s}");
-        // A 3 % effect against a ±1 % kernel range is a refutation.
+        // 400 / (400 − 5 + 15) = 0.9756: 2.4 %; at the range's low end 380 / 390: 2.6 %.
+        assert!(
+            s.contains("(slow) would change throughput by 2.4 % (at most 2.6 %"),
+            "{s}"
+        );
+        // A 2.4 % effect (at least 404 / 414: 2.4 %) against a ±1 % range is a refutation.
         let tight = Spread::of(&[396.0, 400.0, 404.0]).unwrap();
         let s = which_hash_sentence(&v, Some(tight));
-        assert!(s.contains("predicted not to hold here"), "{s}");
+        assert!(
+            s.contains("predicted not to hold here")
+                && s.contains("slow's cost would change throughput by 2.4 % (at least 2.4 %"),
+            "{s}"
+        );
+        // The same medians, but slow's timing rounds spread from 5.5 to 20 ns and
+        // jhash2's from 4.9 to 5.1: the change lies between 404 / 404.4 (0.1 %) and
+        // 396 / 411.1 (3.7 %), on both sides of ±1 %: not told apart, no side taken.
+        // (fast_bad left out: 0.5 ns against 4.9 would change it by at least 1.1 %).
+        let mut wide = v[1..].to_vec();
+        wide[0].cost_ns = Spread::of(&[4.9, 5.0, 5.1]).unwrap();
+        wide[1].cost_ns = Spread::of(&[5.5, 15.0, 20.0]).unwrap();
+        let s = which_hash_sentence(&wide, Some(tight));
+        assert!(
+            s.contains("Whether the seed's finding that they are equal in throughput holds here is not told apart")
+                && s.contains("slow's cost would change throughput by 2.4 % (between 0.1 % and 3.7 %")
+                && !s.contains("predicted to hold")
+                && !s.contains("predicted not to hold"),
+            "{s}"
+        );
         let all_bad = vec![verdict("a", 1.0, &["x"], 1.0)];
         let s = which_hash_sentence(&all_bad, None);
         assert!(
@@ -939,9 +1065,12 @@ pub(crate) mod tests {
         assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
         assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"));
         let s = which_hash_sentence(&v, None);
-        assert!(s.contains("Global table: jhash2 is the cheapest"), "{s}");
         assert!(
-            s.contains("private table: jhash2-addr (3.00 ns/hash, an address-only hasher: fit for the private table only"),
+            s.contains("Global table: jhash2 (5.00 ns/hash) is the cheapest"),
+            "{s}"
+        );
+        assert!(
+            s.contains("private table: jhash2-addr (3.00 ns/hash) is the cheapest hasher fit for it (an address-only hasher: fit for the private table only"),
             "{s}"
         );
         assert!(
@@ -1004,6 +1133,49 @@ pub(crate) mod tests {
         assert_eq!(failed_statistic(&r), "collisions");
         r.p_value = 1e-15;
         assert_eq!(failed_statistic(&r), "chi2");
+    }
+
+    #[test]
+    fn a_throughput_change_is_bounded_by_the_intervals() {
+        let one = Spread::single;
+        // 400 / (400 − 5 + 15) − 1 = −2.44 %; c from 10 to 20: 400/405 and 400/415.
+        let (d, lo, hi) = throughput_change(
+            &Spread::of(&[10.0, 15.0, 20.0]).unwrap(),
+            &one(5.0),
+            &one(400.0),
+        );
+        assert!((d - (1.0 - 400.0 / 410.0)).abs() < 1e-12, "{d}");
+        assert!((lo - (1.0 - 400.0 / 405.0)).abs() < 1e-12, "{lo}");
+        assert!((hi - (1.0 - 400.0 / 415.0)).abs() < 1e-12, "{hi}");
+        // Overlapping costs: the sign is not known, the least change is none.
+        let (_, lo, _) = throughput_change(
+            &Spread::of(&[4.0, 5.5, 6.0]).unwrap(),
+            &one(5.0),
+            &one(400.0),
+        );
+        assert_eq!(lo, 0.0);
+    }
+
+    #[test]
+    fn costs_not_told_apart_are_named_together() {
+        let mut a = verdict("jhash2", 5.0, &[], 1.0);
+        a.cost_ns = Spread::of(&[4.8, 5.0, 6.0]).unwrap();
+        let mut b = verdict("mine", 5.5, &[], 1.0);
+        b.cost_ns = Spread::of(&[5.2, 5.5, 7.0]).unwrap();
+        let mut c = verdict("siphash", 15.0, &[], 1.0);
+        c.cost_ns = Spread::of(&[14.0, 15.0, 16.0]).unwrap();
+        let v = vec![c, b, a];
+        let tied: Vec<&str> = cheapest_tied(&v, TableScope::Global)
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect();
+        assert_eq!(tied, ["jhash2", "mine"]);
+        let s = which_hash_sentence(&v, None);
+        assert!(
+            s.contains("but its cost is not told apart from mine (5.50 (5.20–7.00) ns/hash)'s")
+                && s.contains("so this run does not choose between them"),
+            "{s}"
+        );
     }
 
     /// The 2020 "futex: Unbreak futex hashing" bug, as examples/hashers/unbreak_bug.c
@@ -1089,7 +1261,10 @@ pub(crate) mod tests {
         assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
         assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"), "not the bug");
         let s = which_hash_sentence(&v, None);
-        assert!(s.starts_with("Global table: jhash2 is the cheapest"), "{s}");
+        assert!(
+            s.starts_with("Global table: jhash2 (4.20 ns/hash) is the cheapest"),
+            "{s}"
+        );
         assert!(s.contains("2 of 3 hashers pass every test"), "{s}");
         assert!(
             s.contains("not recommended, failing: futex_hash (check:property:w0-bits)"),
