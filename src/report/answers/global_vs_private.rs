@@ -45,11 +45,30 @@ pub fn global_vs_private_sentence(
     tol: f64,
     n: &NoisyFigures,
     machine: &str,
+    v: Validity,
 ) -> String {
     let (merged, _) = policy_slots(c.threads, cpus);
     let mut s = String::new();
     if let Some(auto) = c.at(merged) {
-        if crate::report::spread::differs(c.global.ops, auto.ops, tol) && c.global.ops > auto.ops {
+        let share = auto.ops / c.global.ops;
+        if !v.validated() {
+            // No error figure applies: the prediction, said as one, and the box's
+            // published cell where there is one.
+            let _ = write!(
+                s,
+                "On {} at {} threads the model puts the {merged}-slot auto-sized private hash at {} of the global hash ({} vs {} ops/s per thread), a prediction no futex measurement of this profile validates (no error figure applies)",
+                c.profile,
+                c.threads,
+                pct(share),
+                fmt_grouped(auto.ops, 0),
+                fmt_grouped(c.global.ops, 0)
+            );
+            if let Some(exam) = v.exam_clause(c.threads, merged, share, tol) {
+                let _ = write!(s, "; {exam}");
+            }
+        } else if crate::report::spread::differs(c.global.ops, auto.ops, tol)
+            && c.global.ops > auto.ops
+        {
             let _ = write!(
                 s,
                 "On {} at {} threads the global hash gives the most throughput ({} vs {} ops/s per thread with the {merged}-slot auto-sized private hash)",
@@ -177,6 +196,7 @@ pub fn global_vs_private(
             tol,
             noisy,
             &machine,
+            Validity::of(trust, &top.profile),
         ));
         let (merged, _) = policy_slots(top.threads, profile.cpus);
         for (name, slots) in [("global", 0), ("auto private", merged)] {
@@ -362,7 +382,7 @@ mod tests {
         pts[9].1 = 80.0; // 1024 slots, the auto size at 240 threads on 256 CPUs
         let c = curve(100.0, &pts);
         let n = noisy([900.0, 1000.0, 1100.0], [400.0, 500.0, 600.0], 600);
-        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine", Validity::Validated);
         assert!(
             s.contains("the global hash gives the most throughput (100 vs 80"),
             "{s}"
@@ -376,7 +396,7 @@ mod tests {
         pts[9].1 = 97.0;
         let c = curve(100.0, &pts);
         let n = noisy([900.0, 1000.0, 1100.0], [850.0, 950.0, 1050.0], 0);
-        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine", Validity::Validated);
         assert!(
             s.contains("costs no throughput against the global hash within ±8.0 %"),
             "{s}"
@@ -392,7 +412,7 @@ mod tests {
         assert!(!s.contains("lowers"), "{s}");
         // Medians far apart, but one private run is as slow as the global ones: no claim.
         let n = noisy([990.0, 1000.0, 1010.0], [400.0, 500.0, 995.0], 0);
-        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "m");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "m", Validity::Validated);
         assert!(s.contains("not told apart") && !s.contains("lowers"), "{s}");
         // Two runs: too few to compare at all.
         let two = NoisyFigures {
@@ -400,14 +420,21 @@ mod tests {
             private_p99: Spread::of(&[100.0, 110.0]).unwrap(),
             ..n.clone()
         };
-        let s = global_vs_private_sentence(&c, 256, 0.08, &two, "m");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &two, "m", Validity::Validated);
         assert!(
             s.contains("not enough runs (2, a difference is claimed from 3 each)"),
             "{s}"
         );
         // Private faster beyond the error.
         pts[9].1 = 120.0;
-        let s = global_vs_private_sentence(&curve(100.0, &pts), 256, 0.08, &n, "m");
+        let s = global_vs_private_sentence(
+            &curve(100.0, &pts),
+            256,
+            0.08,
+            &n,
+            "m",
+            Validity::Validated,
+        );
         assert!(
             s.contains("private hash gives more throughput than the global hash (120 vs 100"),
             "{s}"

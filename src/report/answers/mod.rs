@@ -42,7 +42,7 @@ pub use global_vs_private::*;
 pub use numa::*;
 pub use shared::{policy_slots, profile_label, profile_threads, relative, sim_slot_curves};
 pub use table_size::*;
-pub use trust::{ProfileTrust, caveats};
+pub use trust::{ProfileTrust, Validity, caveats};
 pub use which_hash::*;
 
 use serde::Serialize;
