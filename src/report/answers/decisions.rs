@@ -522,12 +522,15 @@ pub fn alignment_decision(
     }
 }
 
-/// Per-node tables or one: the simulated separated ÷ forced loop rate, at the most
-/// contenders simulated, on the machine the decisions answer for (`target`: the user's
-/// `--profile`, else the seed's 256-CPU box), against the out-of-sample error `tol`. A
-/// one-node target has nothing to split: the seed box (`fallback`) answers and the
-/// evidence says why. A machine no futex measurement calibrated makes it `low`
-/// ([`ProfileTrust::qualify`]).
+/// Per-node tables or one: `undecided` and `low` whatever the figure, since the only
+/// figure the report has for it — the simulated separated ÷ forced loop rate of seed
+/// 002's `FUTEX_SQUASH` test (every node one bucket), at the most contenders simulated, on
+/// the machine the decisions answer for (`target`: the user's `--profile`, else the seed's
+/// 256-CPU box) — measures a bucket shared across nodes, not per-node tables against one
+/// table, with a cross-node cost fitted to no NUMA measurement. The evidence says what
+/// it shows and what it does not. A one-node target has nothing to split: the seed box
+/// (`fallback`) answers and the evidence says why. A machine no futex measurement
+/// calibrated says so ([`ProfileTrust::qualify`]).
 pub fn numa_decision(
     f: &[NumaFigure],
     tol: f64,
@@ -565,36 +568,52 @@ pub fn numa_decision(
         }
     };
     let ratio = top.separated / top.forced;
-    let conf = confidence(ratio - 1.0, tol);
-    let value = match conf {
-        Confidence::Low => "either (not told apart)",
-        _ if ratio > 1.0 => "per-node tables",
-        _ => "one table",
-    };
     let on_seed = f
         .iter()
         .find(|f| f.seed_machine)
         .map_or(String::new(), |m| {
             format!(
-                "; on {} {:.2}× against the {seed:.2}× seed 002 measured",
+                "; on {} {:.2}× against the {seed:.2}× seed 002 measured with the same test",
                 m.profile,
                 m.separated / m.forced
             )
         });
+    // What the figure is: FUTEX_SQUASH reduces every node to one bucket, so "forced" puts
+    // both nodes' contenders in one bucket and "separated" gives each node its own. It
+    // measures a bucket shared across nodes, not per-node tables against one table (a
+    // large single table keeps two locks in separate buckets as well), and the
+    // cross-node cost behind it is not fitted to any NUMA measurement: it decides
+    // nothing between the two designs.
+    let shows = if crate::report::spread::differs(top.separated, top.forced, tol) {
+        format!(
+            "one bucket per node gives {ratio:.2}× the loops of both nodes' contenders in one \
+             bucket (seed 002's FUTEX_SQUASH test: every node reduced to one bucket; {} \
+             out-of-sample error)",
+            error_pct(tol)
+        )
+    } else {
+        format!(
+            "one bucket per node and both nodes' contenders in one bucket do not differ \
+             beyond the {} out-of-sample error ({ratio:.2}×, seed 002's FUTEX_SQUASH test)",
+            error_pct(tol)
+        )
+    };
     let d = Decision {
         decision: "numa_split",
-        value: value.into(),
-        confidence: conf,
+        value: "undecided".into(),
+        confidence: Confidence::Low,
         evidence: format!(
-            "{why}On {} with {} contenders per node (simulated) per-node buckets give \
-             {ratio:.2}× the loops of one forced bucket ({} out-of-sample error){on_seed}.",
-            top.profile,
-            top.contenders,
-            error_pct(tol)
+            "{why}On {} with {} contenders per node (simulated), {shows}{on_seed}. That is \
+             the cost of a bucket shared across nodes, not a comparison of per-node tables \
+             with one table: a single table large enough keeps the two nodes' locks in \
+             separate buckets too, and no figure of this run sets the two designs side by \
+             side; the cross-node hand-off cost behind it is not fitted to any NUMA \
+             measurement.",
+            top.profile, top.contenders,
         ),
-        would_change_if: "the cross-node hand-off cost (not fitted to a NUMA measurement) \
-                          were close to the local one, or contenders were spread over \
-                          fewer buckets"
+        would_change_if: "per-node tables and one table of the same total size were \
+                          simulated or measured side by side on the same locks, with a \
+                          cross-node hand-off cost fitted to a NUMA measurement"
             .into(),
     };
     trust.qualify(d)
@@ -922,14 +941,29 @@ mod tests {
             exam: None,
         };
         let (boxed, seedbox) = (trust("box", true), trust("seed box", true));
+        // Seed 002's test (every node one bucket) measures a bucket shared across nodes,
+        // not per-node tables against one table: it decides nothing, however large.
         let d = numa_decision(&[n(3.5)], 0.1, &boxed, &seedbox);
         assert_eq!(
             (d.value.as_str(), d.confidence),
-            ("per-node tables", Confidence::High)
+            ("undecided", Confidence::Low)
         );
         assert!(d.evidence.starts_with("On box with 10"), "{}", d.evidence);
+        assert!(
+            d.evidence.contains("gives 3.50× the loops")
+                && d.evidence
+                    .contains("not a comparison of per-node tables with one table")
+                && d.evidence.contains("not fitted to any NUMA measurement"),
+            "{}",
+            d.evidence
+        );
         let d = numa_decision(&[n(1.05)], 0.1, &boxed, &seedbox);
         assert_eq!(d.confidence, Confidence::Low);
+        assert!(
+            d.evidence.contains("do not differ beyond"),
+            "{}",
+            d.evidence
+        );
         assert_eq!(numa_decision(&[], 0.1, &boxed, &seedbox).value, "undecided");
         // The decision answers for the target, not for whichever profile is listed last.
         let other = |label: &str, sep: f64| NumaFigure {
@@ -949,13 +983,10 @@ mod tests {
             "{}",
             d.evidence
         );
-        assert_eq!(d.confidence, Confidence::High);
-        // An uncalibrated target: low, whatever the ratio.
+        assert_eq!(d.confidence, Confidence::Low);
+        // An uncalibrated target: low, and it says the profile is untested.
         let d = numa_decision(&[n(3.5)], 0.1, &trust("box", false), &seedbox);
-        assert_eq!(
-            (d.value.as_str(), d.confidence),
-            ("per-node tables", Confidence::Low)
-        );
+        assert_eq!(d.confidence, Confidence::Low);
         assert!(d.evidence.contains("untested"), "{}", d.evidence);
     }
 
