@@ -825,7 +825,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     decisions.push(answers::alignment_decision(
         &seed003,
         paired.and_then(answers::PairedLayouts::of),
-        tol,
+        &answers::SEED003_CV,
     ));
     if let (Some(target), Some(seed_box)) = (trust.last(), trust.first()) {
         decisions.push(answers::numa_decision(&numa, tol, target, seed_box));
