@@ -495,6 +495,7 @@ fn the_model_error_is_quoted_alike_in_decisions_and_captions() {
         slots,
         ops,
         p99_ns: 1000.0,
+        p50_ns: 500.0,
     };
     // Within 5 % of the global hash from 128 slots; no size beyond 128 is 20.19 % faster.
     let curve = SlotCurve {

@@ -83,7 +83,7 @@ pub fn simulation_section(
     let ratios = ratios_to_jhash2(&records);
     s.markdown
         .push_str(&apart_sentence(ctx, &ratios, &warn, &err));
-    ratio_plot(ctx, &ratios, &warn, dir, &mut s)?;
+    ratio_plot(ctx, &ratios, &warn, &err, dir, &mut s)?;
     validation_plot(ctx, dir, &mut s)?;
     s.figures = json!({
         "profile": ctx.seed_box.name,
@@ -240,9 +240,27 @@ fn ratio_plot(
     ctx: &Context,
     ratios: &[(String, u64, Ratio)],
     warn: &dyn Fn(&str) -> Option<String>,
+    err: &super::context::SimError,
     dir: &Path,
     s: &mut Section,
 ) -> Result<(), ReportError> {
+    // The band the text sets a hasher apart by: a ratio whose whole interval lies outside
+    // 1 ÷ (1 + error) .. 1 + error ([`apart_sentence`]).
+    let tol = err.value;
+    let mut sizes: Vec<u64> = ratios
+        .iter()
+        .map(|(_, b, _)| *b)
+        .filter(|&b| b > 0)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let band = Band {
+        name: format!("jhash2 ± the {} out-of-sample error", err.pct()),
+        points: sizes
+            .iter()
+            .map(|&b| (b as f64, 1.0 / (1.0 + tol), 1.0 + tol))
+            .collect(),
+    };
     let lines: Vec<Line> = ctx
         .hashers
         .iter()
@@ -277,6 +295,7 @@ fn ratio_plot(
             log2_x: true,
             y_scale: crate::render::plot::YScale::Linear,
             reference: Some((1.0, "ratio 1 (as fast as jhash2)".into())),
+            band: Some(band),
             lines,
             ..Plot::default()
         },

@@ -97,12 +97,19 @@ pub fn global_vs_private_sentence(
                 fmt_grouped(c.global.ops, 0)
             );
         }
-        let _ = write!(
-            s,
-            "; p99 latency {} ns global vs {} ns private",
-            fmt_grouped(c.global.p99_ns, 0),
-            fmt_grouped(auto.p99_ns, 0)
-        );
+        if c.global.quantised() || auto.quantised() {
+            s.push_str(
+                "; the simulated p99 latencies are not compared: the simulated latency is \
+                 quantised there (its p50 equals its p99), so a p99 is no tail",
+            );
+        } else {
+            let _ = write!(
+                s,
+                "; p99 latency {} ns global vs {} ns private",
+                fmt_grouped(c.global.p99_ns, 0),
+                fmt_grouped(auto.p99_ns, 0)
+            );
+        }
     }
     s.push_str("; ");
     let noise = n
@@ -388,6 +395,20 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("shares 600 of the victim's 1024 buckets"), "{s}");
+        assert!(
+            s.contains("p99 latency 1,000 ns global vs 2,000 ns private"),
+            "{s}"
+        );
+        // A quantised simulated latency (p50 = p99): its p99 is not quoted.
+        let mut q = c.clone();
+        q.global.p50_ns = q.global.p99_ns;
+        let s = global_vs_private_sentence(&q, 256, 0.08, &n, "m", Validity::Validated);
+        assert!(
+            s.contains(
+                "the simulated p99 latencies are not compared: the simulated latency is quantised"
+            ) && !s.contains("p99 latency 1,000"),
+            "{s}"
+        );
         assert!(
             s.contains("lowers the victim's p99 from 1,000 to 500 ns"),
             "{s}"

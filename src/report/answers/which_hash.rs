@@ -725,7 +725,14 @@ pub fn which_hash(
             .iter()
             .map(|h| format!("futexhash check --algo {h}")),
     );
-    a.commands.push("cargo bench --bench hashers".into());
+    // The report's own timing has no command of its own; each `check` above prints the
+    // hasher's ns/hash against jhash2 timed side by side (its speed row), and criterion's
+    // careful figures need the source tree.
+    a.commands.push(
+        "cargo bench --bench hashers   # criterion's figures: needs the source tree; from \
+         the binary, the speed row of each `futexhash check` above"
+            .into(),
+    );
     a.commands.push(format!(
         "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} \
          --buckets {} --max-probes {} --seed {ATTACK_SEED}",
