@@ -63,8 +63,10 @@ pub fn global_vs_private_sentence(
                 fmt_grouped(auto.ops, 0),
                 fmt_grouped(c.global.ops, 0)
             );
+            // Joined with ", and": a second profile's sentence is kept up to its first
+            // "; " (global_vs_private), and the published cell must stay with it.
             if let Some(exam) = v.exam_clause(c.threads, merged, share, tol) {
-                let _ = write!(s, "; {exam}");
+                let _ = write!(s, ", and {exam}");
             }
         } else if crate::report::spread::differs(c.global.ops, auto.ops, tol)
             && c.global.ops > auto.ops
