@@ -16,7 +16,7 @@ use std::time::Instant;
 #[derive(Debug, clap::Args)]
 pub(super) struct ReportArgs {
     /// Shorter runs and fewer configurations (the report's first line says how long the
-    /// run took; 25–35 s measured on a 2-vCPU KVM guest busy with other builds).
+    /// run took; 37–65 s measured on a 2-vCPU KVM guest busy with other builds).
     #[arg(long)]
     quick: bool,
     /// Directory for report.md, report.json and the SVG plots (created if missing; an

@@ -35,7 +35,8 @@ pub enum Depth {
 pub struct HashCost {
     /// Hasher name.
     pub name: String,
-    /// ns per hash over the runs (each run: the median of several batches).
+    /// ns per hash: the median of the timing rounds, `min`–`max` their central 80 %
+    /// ([`measure_costs`]).
     pub ns: Spread,
 }
 
@@ -108,7 +109,7 @@ impl Context {
             }
         }
         let repeat = repeat.max(1);
-        let costs = measure_costs(&hashers, depth, repeat.max(3))?;
+        let costs = measure_costs(&hashers, depth)?;
         let sim_len = if depth == Depth::Quick {
             SimLength {
                 warmup_ops: 100,
@@ -183,6 +184,18 @@ impl Context {
         }
     }
 
+    /// Each hasher of [`Context::hashers`] as one command's `--algo` (`check` takes one
+    /// hasher): a built-in by its name, a user's as `LABEL=c:FILE:SYMBOL` (or `so:`) with
+    /// the name the report gave it, so the command prints the same name.
+    pub fn hasher_args(&self) -> Vec<String> {
+        match crate::hashers::parse_list(&self.algo_arg(), HashKey::DEFAULT) {
+            Ok(specs) => specs.iter().map(hasher_arg).collect(),
+            // The list was parsed before the run began; a test's hand-made context has
+            // its hashers by name.
+            Err(_) => self.hashers.iter().map(|h| h.name().to_string()).collect(),
+        }
+    }
+
     /// The simulated run length as `sim`'s flags (`--quick` simulates fewer operations).
     pub fn sim_len_args(&self) -> String {
         format!(
@@ -196,6 +209,24 @@ impl Context {
         std::iter::once(&self.seed_box)
             .chain(self.user_profile.as_ref())
             .collect()
+    }
+}
+
+/// One hasher as a command's `--algo`: its name, or `LABEL=c:FILE:SYMBOL`.
+fn hasher_arg(spec: &crate::hashers::HasherSpec) -> String {
+    match spec {
+        crate::hashers::HasherSpec::Builtin(b) => b.static_name().to_string(),
+        crate::hashers::HasherSpec::External {
+            label,
+            path,
+            symbol,
+            compile,
+            ..
+        } => format!(
+            "{label}={}:{}:{symbol}",
+            if *compile { "c" } else { "so" },
+            path.display()
+        ),
     }
 }
 
@@ -331,38 +362,59 @@ pub fn seed_hashers() -> Vec<SharedHasher> {
         .collect()
 }
 
-/// Cost of one hash per hasher: `runs` runs, each the median of several batches of 65,536
-/// `perf` keys on one core (criterion's careful figures: `cargo bench --bench hashers`).
-pub fn measure_costs(
-    hashers: &[SharedHasher],
-    depth: Depth,
-    runs: usize,
-) -> Result<Vec<HashCost>, ReportError> {
-    let keys = KeyWorkload::Perf.generate(Some(1 << 16), 7)?.keys;
-    let batches = if depth == Depth::Quick { 7 } else { 21 };
+/// Keys hashed in one timing of one hasher (`perf` keys): about 50–250 µs each.
+pub const COST_KEYS: usize = 1 << 14;
+
+/// Timing rounds of the hash costs: each round times every hasher once, the rounds spread
+/// over about a second (`--quick`) or three.
+pub fn cost_rounds(depth: Depth) -> usize {
+    if depth == Depth::Quick { 41 } else { 121 }
+}
+
+/// About how long the timing rounds last, in whole seconds (the pauses; the hashing
+/// itself adds a few milliseconds a round): for the sentences that say so.
+pub fn cost_seconds(depth: Depth) -> u64 {
+    ((cost_rounds(depth) as f64 * COST_PAUSE.as_secs_f64()).round() as u64).max(1)
+}
+
+/// The pause between two timing rounds, so that the rounds sample the machine over a
+/// second or more rather than one moment of it.
+pub const COST_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Cost of one hash per hasher: [`cost_rounds`] rounds, each timing one batch of
+/// [`COST_KEYS`] `perf` keys per hasher on one core, the hashers in a rotated order (each
+/// round starts one later, after an untimed warm-up batch), [`COST_PAUSE`] between rounds.
+/// Each hasher's figure is the median of its rounds with their central 80 %
+/// ([`Spread::central`]): on a shared machine the speed of a core changes from one second
+/// to the next, so the half-range of a few back-to-back runs (the report's figure before)
+/// was ±0.1 % where five reports gave 4.89 and 8.24 ns for one hasher. Criterion's careful
+/// figures: `cargo bench --bench hashers` in the source tree.
+pub fn measure_costs(hashers: &[SharedHasher], depth: Depth) -> Result<Vec<HashCost>, ReportError> {
+    let keys = KeyWorkload::Perf.generate(Some(COST_KEYS), 7)?.keys;
     let mut out = vec![0u32; keys.len()];
-    let mut per_run: Vec<Vec<f64>> = vec![Vec::new(); hashers.len()];
-    // Runs interleave the hashers, so a slow moment of the machine hits all of them.
-    for _ in 0..runs {
-        for (i, h) in hashers.iter().enumerate() {
-            let mut times: Vec<f64> = (0..batches)
-                .map(|_| {
-                    let t = Instant::now();
-                    h.hash_many(std::hint::black_box(&keys), &mut out);
-                    std::hint::black_box(&out);
-                    t.elapsed().as_secs_f64() * 1e9 / keys.len() as f64
-                })
-                .collect();
-            times.sort_by(f64::total_cmp);
-            per_run[i].push(times[times.len() / 2]);
+    let mut rounds: Vec<Vec<f64>> = vec![Vec::new(); hashers.len()];
+    let n = hashers.len();
+    for r in 0..cost_rounds(depth) {
+        if r > 0 {
+            std::thread::sleep(COST_PAUSE);
+        }
+        if let Some(h) = hashers.get(r % n.max(1)) {
+            h.hash_many(std::hint::black_box(&keys), &mut out);
+        }
+        for j in 0..n {
+            let i = (r + j) % n;
+            let t = Instant::now();
+            hashers[i].hash_many(std::hint::black_box(&keys), &mut out);
+            std::hint::black_box(&out);
+            rounds[i].push(t.elapsed().as_secs_f64() * 1e9 / keys.len() as f64);
         }
     }
     Ok(hashers
         .iter()
-        .zip(per_run)
+        .zip(rounds)
         .map(|(h, v)| HashCost {
             name: h.name().to_string(),
-            ns: Spread::of(&v).unwrap_or(Spread::single(f64::NAN)),
+            ns: Spread::central(&v).unwrap_or(Spread::single(f64::NAN)),
         })
         .collect())
 }

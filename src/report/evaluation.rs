@@ -69,7 +69,7 @@ pub fn hash_cost_section(ctx: &Context, kernel_op: Option<Spread>) -> Section {
     for c in &sorted {
         let mut row = vec![
             c.name.clone(),
-            c.ns.fmt_decimals(2),
+            c.ns.fmt_interval(2),
             format!("{:.2}x", c.ns.median / fastest),
         ];
         if let Some(k) = kernel_op {
@@ -84,8 +84,14 @@ pub fn hash_cost_section(ctx: &Context, kernel_op: Option<Spread>) -> Section {
     let runs = sorted.first().map_or(0, |c| c.ns.runs);
     let _ = write!(
         s.markdown,
-        "## Hash cost\n\nns per hash of 65,536 `perf` keys on one core: median ± half-range of \
-         {runs} runs (each the median of several batches).",
+        "## Hash cost\n\nns per hash of {} `perf` keys on one core: the median of {runs} \
+         timing rounds and, in brackets, their 10th to 90th percentile. Each round times every \
+         hasher once, in an order that rotates from round to round, and the rounds are {} ms \
+         apart, so they sample the machine over about {} s: two costs whose brackets overlap \
+         are not told apart.",
+        fmt_grouped(super::context::COST_KEYS as f64, 0),
+        super::context::COST_PAUSE.as_millis(),
+        super::context::cost_seconds(ctx.depth)
     );
     if let (Some(k), Some(lo), Some(hi)) = (kernel_op, sorted.first(), sorted.last()) {
         let _ = write!(
@@ -104,11 +110,30 @@ pub fn hash_cost_section(ctx: &Context, kernel_op: Option<Spread>) -> Section {
         "\n\n{}",
         code_block(&t.render_within(MAX_WIDTH, 1))
     );
+    let _ = writeln!(s.markdown, "{}", cost_ties_sentence(&sorted));
     s.figures = json!({
         "kernel_op_ns": kernel_op,
         "hashers": ctx.costs.iter().map(|c| json!({"name": c.name, "ns": c.ns})).collect::<Vec<_>>(),
     });
     s
+}
+
+/// Which neighbours in cost order (`sorted`, cheapest first) are not told apart: their
+/// intervals overlap ([`Spread::told_apart`]).
+pub fn cost_ties_sentence(sorted: &[&super::context::HashCost]) -> String {
+    let ties: Vec<String> = sorted
+        .windows(2)
+        .filter(|w| !w[0].ns.told_apart(&w[1].ns))
+        .map(|w| format!("{} and {}", w[0].name, w[1].name))
+        .collect();
+    if ties.is_empty() {
+        "Every hasher's cost is told apart from the next in this order.".into()
+    } else {
+        format!(
+            "Not told apart from the next in this order (their brackets overlap): {}.",
+            ties.join("; ")
+        )
+    }
 }
 
 /// Bucket counts shown in the distribution tables.
@@ -733,18 +758,25 @@ impl Report {
 /// Runs every section in order; `step` is told each step's name before it runs.
 pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Report, ReportError> {
     let runs = ctx.answer_runs();
+    // The kernel futex operation is timed at KERNEL_OP_POINTS points spread over the run
+    // (at least one run each, `runs` in all at least).
+    let per_point = runs.div_ceil(answers::KERNEL_OP_POINTS).max(1);
+    let mut kernel_ns = Vec::new();
     step("kernel futex cost");
-    let kernel_op = answers::measure_kernel_op(ctx, runs);
+    kernel_ns.extend(answers::kernel_op_sample(ctx, per_point));
     step("distribution");
     let dist = distribution_runs(ctx)?;
+    kernel_ns.extend(answers::kernel_op_sample(ctx, per_point));
     step("answers: private hash size");
     let mut curves = Vec::new();
     for p in ctx.profiles() {
         let threads = answers::profile_threads(p);
         curves.push((p.clone(), answers::sim_slot_curves(ctx, p, &threads)?));
     }
+    kernel_ns.extend(answers::kernel_op_sample(ctx, per_point));
     step("answers: noisy neighbour");
     let noisy = answers::measure_noisy(ctx, runs)?;
+    kernel_ns.extend(answers::kernel_op_sample(ctx, per_point));
     step("answers: alignment");
     let layouts = answers::measure_layouts(ctx, runs)?;
     let seed003 = answers::sim_seed003(ctx)?;
@@ -753,6 +785,8 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
         super::context::compare_runtime(ctx),
         super::context::COMPARE_FUTEXES,
     )?;
+    kernel_ns.extend(answers::kernel_op_sample(ctx, per_point));
+    let kernel_op = Spread::of(&kernel_ns);
     let paired = compared
         .figures
         .iter()
@@ -791,7 +825,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     decisions.push(answers::alignment_decision(
         &seed003,
         paired.and_then(answers::PairedLayouts::of),
-        tol,
+        &answers::SEED003_CV,
     ));
     if let (Some(target), Some(seed_box)) = (trust.last(), trust.first()) {
         decisions.push(answers::numa_decision(&numa, tol, target, seed_box));
@@ -835,7 +869,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
     step("throughput: model and kernel");
     sections.push(throughput_section(ctx, &compared, dir)?);
     step("simulation");
-    sections.push(simulation_section(ctx, &dist, dir)?);
+    sections.push(simulation_section(ctx, &verdicts, dir)?);
     Ok(Report {
         decisions,
         sections,
@@ -884,6 +918,28 @@ mod tests {
             "{n}"
         );
         assert!(n.contains("out-of-sample error figures"), "{n}");
+    }
+
+    #[test]
+    fn cost_ties_are_the_overlapping_neighbours() {
+        use crate::report::context::HashCost;
+        let c = |name: &str, v: [f64; 3]| HashCost {
+            name: name.into(),
+            ns: Spread::of(&v).unwrap(),
+        };
+        let (a, b, d) = (
+            c("a", [1.0, 1.1, 1.2]),
+            c("b", [1.15, 1.3, 1.4]),
+            c("d", [2.0, 2.1, 2.2]),
+        );
+        assert_eq!(
+            cost_ties_sentence(&[&a, &b, &d]),
+            "Not told apart from the next in this order (their brackets overlap): a and b."
+        );
+        assert_eq!(
+            cost_ties_sentence(&[&a, &d]),
+            "Every hasher's cost is told apart from the next in this order."
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! out-of-sample error ([`super::context::SimError`]): the interval alone shares every
 //! hash cost between the replications and would tell 1 % apart.
 
-use super::answers::{self, DistRun, MAX_WIDTH};
+use super::answers::{self, HashVerdict, MAX_WIDTH};
 use super::context::{Context, Depth, PUBLISHED_TABLES};
 use super::section::{Section, code_block, write_plot};
 use crate::render::plot::{Band, Line, Plot};
@@ -36,15 +36,17 @@ fn validation_range(ctx: &Context, algo: &str) -> Option<(f64, f64)> {
 /// and the validation error against the published tables.
 pub fn simulation_section(
     ctx: &Context,
-    dist: &[DistRun],
+    verdicts: &[HashVerdict],
     dir: &Path,
 ) -> Result<Section, ReportError> {
     let records = sim_hasher_sweep(ctx)?;
-    // A hasher that fails a distribution test is shown with the failure wherever it is
-    // ranked, and never set apart as a gain without it.
+    // A hasher that fails a distribution test or `futexhash check` is shown with the
+    // failure wherever it is ranked, and never set apart as a gain without it.
     let warn = |name: &str| {
-        let f = answers::dist_failures(dist, name);
-        (!f.is_empty()).then(|| answers::dist_warning(&f))
+        verdicts
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(HashVerdict::warning)
     };
     let rms = |table: &str| {
         crate::sim::validate::rms_log_error(ctx.validation.iter().filter(|r| r.table == table))
@@ -73,14 +75,15 @@ pub fn simulation_section(
     if !failing.is_empty() {
         let _ = writeln!(
             s.markdown,
-            "(F) = fails a distribution test on this run's keys: {}.",
+            "(F) = fails a distribution test on this run's keys or a check of `futexhash \
+             check`: {}.",
             failing.join("; ")
         );
     }
     let ratios = ratios_to_jhash2(&records);
     s.markdown
         .push_str(&apart_sentence(ctx, &ratios, &warn, &err));
-    ratio_plot(ctx, &ratios, &warn, dir, &mut s)?;
+    ratio_plot(ctx, &ratios, &warn, &err, dir, &mut s)?;
     validation_plot(ctx, dir, &mut s)?;
     s.figures = json!({
         "profile": ctx.seed_box.name,
@@ -202,8 +205,8 @@ fn apart_sentence(
         if locality {
             let _ = writeln!(
                 out,
-                "\nA hasher that fails a distribution test and still comes out faster here \
-                 is no candidate: {}.",
+                "\nA hasher that fails a distribution test or a check and still comes out \
+                 faster here is no candidate: {}.",
                 answers::PERF_LOCALITY
             );
         }
@@ -237,9 +240,27 @@ fn ratio_plot(
     ctx: &Context,
     ratios: &[(String, u64, Ratio)],
     warn: &dyn Fn(&str) -> Option<String>,
+    err: &super::context::SimError,
     dir: &Path,
     s: &mut Section,
 ) -> Result<(), ReportError> {
+    // The band the text sets a hasher apart by: a ratio whose whole interval lies outside
+    // 1 ÷ (1 + error) .. 1 + error ([`apart_sentence`]).
+    let tol = err.value;
+    let mut sizes: Vec<u64> = ratios
+        .iter()
+        .map(|(_, b, _)| *b)
+        .filter(|&b| b > 0)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let band = Band {
+        name: format!("jhash2 ± the {} out-of-sample error", err.pct()),
+        points: sizes
+            .iter()
+            .map(|&b| (b as f64, 1.0 / (1.0 + tol), 1.0 + tol))
+            .collect(),
+    };
     let lines: Vec<Line> = ctx
         .hashers
         .iter()
@@ -274,6 +295,7 @@ fn ratio_plot(
             log2_x: true,
             y_scale: crate::render::plot::YScale::Linear,
             reference: Some((1.0, "ratio 1 (as fast as jhash2)".into())),
+            band: Some(band),
             lines,
             ..Plot::default()
         },

@@ -39,6 +39,45 @@ impl Spread {
         })
     }
 
+    /// The median of `values` and their central 80 %: `min` and `max` are the 10th and
+    /// 90th percentiles (nearest rank on the sorted values, index `round(0.1 × (n − 1))`
+    /// and `round(0.9 × (n − 1))`), `runs` the number of values. For many short timing
+    /// rounds spread over time, where the range of all of them would be set by the one
+    /// round a preemption hit, and the half-range of a few back-to-back runs says nothing
+    /// of the next minute's.
+    pub fn central(values: &[f64]) -> Option<Spread> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[(q * (v.len() - 1) as f64).round() as usize];
+        Some(Spread {
+            median: Spread::of(&v)?.median,
+            min: at(0.1),
+            max: at(0.9),
+            runs: v.len(),
+        })
+    }
+
+    /// Whether two figures are told apart: their intervals (`min`–`max`) do not overlap.
+    pub fn told_apart(&self, other: &Spread) -> bool {
+        self.max < other.min || other.max < self.min
+    }
+
+    /// `4.17 (4.15–5.10)`: the median and the interval, `decimals` decimals; the median
+    /// alone for one run.
+    pub fn fmt_interval(&self, decimals: usize) -> String {
+        if self.runs > 1 {
+            format!(
+                "{:.decimals$} ({:.decimals$}–{:.decimals$})",
+                self.median, self.min, self.max
+            )
+        } else {
+            format!("{:.decimals$}", self.median)
+        }
+    }
+
     /// A single measurement (no spread).
     pub fn single(value: f64) -> Spread {
         Spread {
@@ -111,6 +150,29 @@ mod tests {
             Spread::of(&[5.0, 5.2]).unwrap().fmt_decimals(2),
             "5.10 ±0.10"
         );
+    }
+
+    #[test]
+    fn the_central_80_percent_and_overlap() {
+        // 1..=11: median 6; ranks round(0.1 × 10) = 1 and round(0.9 × 10) = 9 → 2 and 10.
+        let v: Vec<f64> = (1..=11).rev().map(f64::from).collect();
+        let s = Spread::central(&v).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.runs), (6.0, 2.0, 10.0, 11));
+        // One preempted round does not set the interval.
+        let mut w = vec![4.0; 20];
+        w.push(400.0);
+        let s = Spread::central(&w).unwrap();
+        assert_eq!((s.min, s.max), (4.0, 4.0));
+        assert_eq!(s.fmt_interval(2), "4.00 (4.00–4.00)");
+        assert!(Spread::central(&[f64::NAN]).is_none());
+        let a = Spread::of(&[1.0, 2.0]).unwrap();
+        let b = Spread::of(&[2.0, 3.0]).unwrap();
+        let c = Spread::of(&[2.5, 3.0]).unwrap();
+        assert!(
+            !a.told_apart(&b) && !b.told_apart(&a),
+            "touching intervals overlap"
+        );
+        assert!(a.told_apart(&c) && c.told_apart(&a));
     }
 
     #[test]

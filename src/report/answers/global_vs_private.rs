@@ -45,11 +45,32 @@ pub fn global_vs_private_sentence(
     tol: f64,
     n: &NoisyFigures,
     machine: &str,
+    v: Validity,
 ) -> String {
     let (merged, _) = policy_slots(c.threads, cpus);
     let mut s = String::new();
     if let Some(auto) = c.at(merged) {
-        if crate::report::spread::differs(c.global.ops, auto.ops, tol) && c.global.ops > auto.ops {
+        let share = auto.ops / c.global.ops;
+        if !v.validated() {
+            // No error figure applies: the prediction, said as one, and the box's
+            // published cell where there is one.
+            let _ = write!(
+                s,
+                "On {} at {} threads the model puts the {merged}-slot auto-sized private hash at {} of the global hash ({} vs {} ops/s per thread), a prediction no futex measurement of this profile validates (no error figure applies)",
+                c.profile,
+                c.threads,
+                pct(share),
+                fmt_grouped(auto.ops, 0),
+                fmt_grouped(c.global.ops, 0)
+            );
+            // Joined with ", and": a second profile's sentence is kept up to its first
+            // "; " (global_vs_private), and the published cell must stay with it.
+            if let Some(exam) = v.exam_clause(c.threads, merged, share, tol) {
+                let _ = write!(s, ", and {exam}");
+            }
+        } else if crate::report::spread::differs(c.global.ops, auto.ops, tol)
+            && c.global.ops > auto.ops
+        {
             let _ = write!(
                 s,
                 "On {} at {} threads the global hash gives the most throughput ({} vs {} ops/s per thread with the {merged}-slot auto-sized private hash)",
@@ -78,12 +99,19 @@ pub fn global_vs_private_sentence(
                 fmt_grouped(c.global.ops, 0)
             );
         }
-        let _ = write!(
-            s,
-            "; p99 latency {} ns global vs {} ns private",
-            fmt_grouped(c.global.p99_ns, 0),
-            fmt_grouped(auto.p99_ns, 0)
-        );
+        if c.global.quantised() || auto.quantised() {
+            s.push_str(
+                "; the simulated p99 latencies are not compared: the simulated latency is \
+                 quantised there (its p50 equals its p99), so a p99 is no tail",
+            );
+        } else {
+            let _ = write!(
+                s,
+                "; p99 latency {} ns global vs {} ns private",
+                fmt_grouped(c.global.p99_ns, 0),
+                fmt_grouped(auto.p99_ns, 0)
+            );
+        }
     }
     s.push_str("; ");
     let noise = n
@@ -177,6 +205,7 @@ pub fn global_vs_private(
             tol,
             noisy,
             &machine,
+            Validity::of(trust, &top.profile),
         ));
         let (merged, _) = policy_slots(top.threads, profile.cpus);
         for (name, slots) in [("global", 0), ("auto private", merged)] {
@@ -362,12 +391,26 @@ mod tests {
         pts[9].1 = 80.0; // 1024 slots, the auto size at 240 threads on 256 CPUs
         let c = curve(100.0, &pts);
         let n = noisy([900.0, 1000.0, 1100.0], [400.0, 500.0, 600.0], 600);
-        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine", Validity::Validated);
         assert!(
             s.contains("the global hash gives the most throughput (100 vs 80"),
             "{s}"
         );
         assert!(s.contains("shares 600 of the victim's 1024 buckets"), "{s}");
+        assert!(
+            s.contains("p99 latency 1,000 ns global vs 2,000 ns private"),
+            "{s}"
+        );
+        // A quantised simulated latency (p50 = p99): its p99 is not quoted.
+        let mut q = c.clone();
+        q.global.p50_ns = q.global.p99_ns;
+        let s = global_vs_private_sentence(&q, 256, 0.08, &n, "m", Validity::Validated);
+        assert!(
+            s.contains(
+                "the simulated p99 latencies are not compared: the simulated latency is quantised"
+            ) && !s.contains("p99 latency 1,000"),
+            "{s}"
+        );
         assert!(
             s.contains("lowers the victim's p99 from 1,000 to 500 ns"),
             "{s}"
@@ -376,7 +419,7 @@ mod tests {
         pts[9].1 = 97.0;
         let c = curve(100.0, &pts);
         let n = noisy([900.0, 1000.0, 1100.0], [850.0, 950.0, 1050.0], 0);
-        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "this machine", Validity::Validated);
         assert!(
             s.contains("costs no throughput against the global hash within ±8.0 %"),
             "{s}"
@@ -392,7 +435,7 @@ mod tests {
         assert!(!s.contains("lowers"), "{s}");
         // Medians far apart, but one private run is as slow as the global ones: no claim.
         let n = noisy([990.0, 1000.0, 1010.0], [400.0, 500.0, 995.0], 0);
-        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "m");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &n, "m", Validity::Validated);
         assert!(s.contains("not told apart") && !s.contains("lowers"), "{s}");
         // Two runs: too few to compare at all.
         let two = NoisyFigures {
@@ -400,14 +443,21 @@ mod tests {
             private_p99: Spread::of(&[100.0, 110.0]).unwrap(),
             ..n.clone()
         };
-        let s = global_vs_private_sentence(&c, 256, 0.08, &two, "m");
+        let s = global_vs_private_sentence(&c, 256, 0.08, &two, "m", Validity::Validated);
         assert!(
             s.contains("not enough runs (2, a difference is claimed from 3 each)"),
             "{s}"
         );
         // Private faster beyond the error.
         pts[9].1 = 120.0;
-        let s = global_vs_private_sentence(&curve(100.0, &pts), 256, 0.08, &n, "m");
+        let s = global_vs_private_sentence(
+            &curve(100.0, &pts),
+            256,
+            0.08,
+            &n,
+            "m",
+            Validity::Validated,
+        );
         assert!(
             s.contains("private hash gives more throughput than the global hash (120 vs 100"),
             "{s}"

@@ -42,7 +42,7 @@ pub use global_vs_private::*;
 pub use numa::*;
 pub use shared::{policy_slots, profile_label, profile_threads, relative, sim_slot_curves};
 pub use table_size::*;
-pub use trust::{ProfileTrust, caveats};
+pub use trust::{ProfileTrust, Validity, caveats};
 pub use which_hash::*;
 
 use serde::Serialize;
@@ -100,6 +100,17 @@ pub struct SlotPoint {
     pub ops: f64,
     /// 99th percentile latency of one operation, ns.
     pub p99_ns: f64,
+    /// Median latency of one operation, ns: where it equals the p99 the simulated latency
+    /// is quantised and that p99 is no tail ([`SlotPoint::quantised`]).
+    pub p50_ns: f64,
+}
+
+impl SlotPoint {
+    /// Whether its simulated latency is quantised: the p50 equals the p99, so the p99
+    /// says nothing of a tail and is not quoted in a sentence.
+    pub fn quantised(&self) -> bool {
+        self.p50_ns == self.p99_ns
+    }
 }
 
 /// Throughput against private slots at one thread count, with the global hash.
@@ -200,6 +211,7 @@ pub(crate) mod test_support {
                 slots: 0,
                 ops: global,
                 p99_ns: 1000.0,
+                p50_ns: 500.0,
             },
             private: pts
                 .iter()
@@ -207,6 +219,7 @@ pub(crate) mod test_support {
                     slots,
                     ops,
                     p99_ns: 2000.0,
+                    p50_ns: 1000.0,
                 })
                 .collect(),
         }

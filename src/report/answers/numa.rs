@@ -55,7 +55,7 @@ pub fn numa_sentence(f: &[NumaFigure], tol: f64) -> String {
     if crate::report::spread::differs(top.separated, top.forced, tol) {
         let _ = write!(
             s,
-            "give {ratio:.1}× the loops of forcing every node into node 0's bucket ({} vs {} per contender per second)",
+            "give {ratio:.1}× the loops of forcing every node into node 0's bucket ({} vs {} per contender per second) — the cost of one bucket shared across nodes, not of one table against per-node tables: a single table large enough keeps the two nodes' locks in separate buckets too, and this run sets no such pair side by side",
             fmt_grouped(top.separated, 0),
             fmt_grouped(top.forced, 0)
         );

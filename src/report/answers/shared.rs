@@ -115,6 +115,7 @@ pub fn sim_slot_curves(
             slots: r.buckets,
             ops: r.ops_per_sec,
             p99_ns: r.latency_ns_p99 as f64,
+            p50_ns: r.latency_ns_p50 as f64,
         };
         let global =
             recs.iter()

@@ -12,10 +12,21 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The sentence for one profile's largest thread count.
-pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String {
+/// The sentence for one profile's largest thread count. For a profile no futex measurement
+/// calibrated (`v`, [`Validity`]) it says the figures are predictions no error figure
+/// applies to, uses the calibrated boxes' error only as the plateau's threshold, never
+/// says "matches within ±X", and where the profile's box has a published cell for a
+/// policy's size, holds the prediction against it.
+pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64, v: Validity) -> String {
     let (merged, rfc) = policy_slots(c.threads, cpus);
     let mut s = format!("On {} at {} threads, ", c.profile, c.threads);
+    if !v.validated() {
+        s = format!(
+            "On {} at {} threads (predicted, and unvalidated: no futex measurement calibrated \
+             this profile, so no error figure applies), ",
+            c.profile, c.threads
+        );
+    }
     match c.smallest_within(NEAR_GLOBAL) {
         Some(n) => {
             let _ = write!(
@@ -36,11 +47,20 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
         }
     }
     if let Some(p) = c.plateau(tol) {
-        let _ = write!(
-            s,
-            ", and above {p} slots throughput rises by no more than the {} out-of-sample error",
-            error_pct(tol)
-        );
+        if v.validated() {
+            let _ = write!(
+                s,
+                ", and above {p} slots throughput rises by no more than the {} out-of-sample error",
+                error_pct(tol)
+            );
+        } else {
+            let _ = write!(
+                s,
+                ", and above {p} slots the predicted throughput rises by no more than {} (the \
+                 calibrated boxes' error, used here only as a threshold)",
+                error_pct(tol)
+            );
+        }
         // The upper limit is never below the default (the `private_max_slots` decision).
         if let Some(n) = c.smallest_within(NEAR_GLOBAL).filter(|&n| n > p) {
             let _ = write!(
@@ -55,11 +75,23 @@ pub fn default_and_limit_sentence(c: &SlotCurve, cpus: u32, tol: f64) -> String 
         ("the RFC v2 default", rfc),
     ] {
         if let Some(pt) = c.at(slots) {
-            let _ = write!(
-                s,
-                "; {name} ({slots} slots) {}",
-                relative(pt.ops, c.global.ops, tol, "the global hash")
-            );
+            let share = pt.ops / c.global.ops;
+            if v.validated() {
+                let _ = write!(
+                    s,
+                    "; {name} ({slots} slots) {}",
+                    relative(pt.ops, c.global.ops, tol, "the global hash")
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    "; {name} ({slots} slots) is predicted at {} of the global hash",
+                    pct(share)
+                );
+                if let Some(exam) = v.exam_clause(c.threads, slots, share, tol) {
+                    let _ = write!(s, " ({exam})");
+                }
+            }
         }
     }
     s.push('.');
@@ -91,7 +123,8 @@ pub fn default_and_limit(
     let mut figures = Vec::new();
     for (k, (profile, list)) in curves.iter().enumerate() {
         let Some(top) = list.last() else { continue };
-        sentences.push(default_and_limit_sentence(top, profile.cpus, tol));
+        let validity = Validity::of(trust, &top.profile);
+        sentences.push(default_and_limit_sentence(top, profile.cpus, tol, validity));
         let mut t = TextTable::new([
             "threads",
             "global ops/s",
@@ -140,24 +173,36 @@ pub fn default_and_limit(
             code(&t.render_within(MAX_WIDTH, 1))
         );
         let file = format!("answer-slots-{k}.svg");
+        let mut lines: Vec<Line> = list
+            .iter()
+            .map(|c| {
+                Line::new(
+                    format!("{} threads", c.threads),
+                    c.private
+                        .iter()
+                        .map(|p| (p.slots as f64, p.ops / c.global.ops))
+                        .collect(),
+                )
+            })
+            .collect();
+        // The box's published cell, where the text holds the prediction against it.
+        if let Validity::Unvalidated(Some(e)) = validity {
+            let mut m = Line::new(
+                format!("published, {} threads", e.threads),
+                vec![(e.slots as f64, e.measured())],
+            );
+            m.markers_only = true;
+            lines.push(m);
+        }
         let plot = Plot {
             title: slots_plot_title(profile),
             x_label: "private hash slots".into(),
             y_label: "ops/sec ÷ global hash".into(),
             log2_x: true,
-            lines: list
-                .iter()
-                .map(|c| {
-                    Line::new(
-                        format!("{} threads", c.threads),
-                        c.private
-                            .iter()
-                            .map(|p| (p.slots as f64, p.ops / c.global.ops))
-                            .collect(),
-                    )
-                })
-                .collect(),
-            band: Some(Band {
+            lines,
+            // The error band only where the error applies: a profile no futex
+            // measurement calibrated has none.
+            band: validity.validated().then(|| Band {
                 name: format!("global ± {}", error_pct(tol)),
                 points: list
                     .first()
@@ -272,7 +317,7 @@ mod tests {
         pts[0].1 = 5.0; // 2 slots
         pts[1].1 = 10.0; // 4 slots: the RFC v2 default
         let c = curve(100.0, &pts);
-        let s = default_and_limit_sentence(&c, 256, 0.08);
+        let s = default_and_limit_sentence(&c, 256, 0.08, Validity::Validated);
         assert!(
             s.contains("8 slots is the smallest private hash within 5 %"),
             "{s}"
@@ -291,7 +336,7 @@ mod tests {
             100.0,
             &[(512, 80.0), (1024, 94.0), (2048, 98.0), (4096, 98.5)],
         );
-        let s = default_and_limit_sentence(&late, 256, 0.165);
+        let s = default_and_limit_sentence(&late, 256, 0.165, Validity::Validated);
         assert!(
             s.contains("above 1024 slots throughput rises by no more")
                 && s.contains(
@@ -302,7 +347,7 @@ mod tests {
         );
         // Nothing reaches the global hash: say so, name the largest size tried.
         let low = curve(100.0, &[(2, 5.0), (4, 50.0)]);
-        let s = default_and_limit_sentence(&low, 256, 0.08);
+        let s = default_and_limit_sentence(&low, 256, 0.08, Validity::Validated);
         assert!(
             s.contains("no private hash up to 4 slots comes within 5 %"),
             "{s}"

@@ -219,6 +219,90 @@ impl ProfileTrust {
     }
 }
 
+/// How a sentence about one simulated curve may speak of its predictions: `Validated`
+/// when the profile was calibrated on futex measurements (the out-of-sample error applies
+/// and "within ±X" may be said), else `Unvalidated` with the profile's published cell,
+/// if any, to hold the prediction against.
+#[derive(Clone, Copy, Debug)]
+pub enum Validity<'a> {
+    /// Calibrated: the out-of-sample error applies.
+    Validated,
+    /// No futex measurement calibrated it: no error figure applies.
+    Unvalidated(Option<&'a Exam>),
+}
+
+impl<'a> Validity<'a> {
+    /// The validity of the curve labelled `label` among `trust` (a profile not among them
+    /// is taken as calibrated: the seed box and the tests' hand-made curves).
+    pub fn of(trust: &'a [ProfileTrust], label: &str) -> Validity<'a> {
+        match trust.iter().find(|t| t.label == label) {
+            Some(t) if !t.calibrated => Validity::Unvalidated(match &t.exam {
+                Some(Ok(e)) => Some(e),
+                _ => None,
+            }),
+            _ => Validity::Validated,
+        }
+    }
+
+    /// Whether the out-of-sample error applies.
+    pub fn validated(&self) -> bool {
+        matches!(self, Validity::Validated)
+    }
+
+    /// For an unvalidated profile whose published cell is `slots` at `threads`: what the
+    /// published runs measured there against `predicted` (this run's private ÷ global),
+    /// and whether the prediction failed there — it differs from the measurement by more
+    /// than `tol`, the error of calibrated boxes, the most lenient yardstick the report
+    /// has. `None` for a validated profile or another cell.
+    pub fn exam_clause(
+        &self,
+        threads: usize,
+        slots: u64,
+        predicted: f64,
+        tol: f64,
+    ) -> Option<String> {
+        let Validity::Unvalidated(Some(e)) = self else {
+            return None;
+        };
+        if e.threads as usize != threads || e.slots != slots {
+            return None;
+        }
+        let measured = e.measured();
+        let cell = format!(
+            "the published runs on this very box measured {slots} private slots at {:.2} of \
+             the global hash at {threads} threads ({} vs {} ops/s per thread, {TABLE_A734})",
+            measured,
+            fmt_grouped(e.measured_private, 0),
+            fmt_grouped(e.measured_global, 0)
+        );
+        Some(
+            if crate::report::spread::differs(predicted, measured, tol) {
+                format!(
+                    "{cell}: the prediction ({predicted:.2}) failed there, where the private hash \
+                 {}",
+                    if measured < 1.0 {
+                        format!(
+                            "cost {} of the global hash's throughput",
+                            crate::report::answers::shared::pct(1.0 - measured)
+                        )
+                    } else {
+                        format!(
+                            "ran {} faster than the global hash",
+                            crate::report::answers::shared::pct(measured - 1.0)
+                        )
+                    }
+                )
+            } else {
+                format!(
+                    "{cell}, within {} of the prediction ({predicted:.2}), the error of calibrated \
+                 boxes",
+                    crate::report::context::error_pct(tol)
+                )
+            },
+        )
+    }
+}
+
 /// `label` with its first letter capitalised, to open a sentence ("Profile skl-2s-112 …").
 fn sentence_start(label: &str) -> String {
     let mut c = label.chars();
@@ -239,6 +323,7 @@ pub fn caveats(trust: &[ProfileTrust], tol: f64) -> String {
 mod tests {
     use super::super::test_support::curve;
     use super::*;
+    use crate::report::spread::Spread;
 
     #[test]
     fn calibration_is_read_from_the_profile_and_the_names_the_calibrations_write() {
@@ -289,6 +374,91 @@ mod tests {
             patched: baseline,
         };
         vec![r("shared", 0, 1_571_857.0), r("autosize", 512, 646_390.0)]
+    }
+
+    #[test]
+    fn an_unvalidated_profile_is_never_said_to_match_within_an_error() {
+        // skl-2s-112 at 112 threads: the model puts 512 slots (the automatic size,
+        // roundup_pow_of_two(4 × 112)) at 98 % of the global hash; the published runs
+        // measured 646,390 / 1,571,857 = 0.41.
+        let mut c = curve(100.0, &[(256, 96.0), (512, 98.0), (1024, 99.0)]);
+        c.threads = 112;
+        c.profile = "profile skl-2s-112 (112 CPUs, 2 node(s))".into();
+        let exam = Exam::of(&rows(), "skl-2s-112", std::slice::from_ref(&c)).unwrap();
+        let v = Validity::Unvalidated(Some(&exam));
+        let s = crate::report::answers::default_and_limit_sentence(&c, 112, 0.202, v);
+        assert!(!s.contains("within ±") && !s.contains("matches"), "{s}");
+        assert!(
+            s.contains("unvalidated: no futex measurement calibrated"),
+            "{s}"
+        );
+        // 1 − 0.4112 = 59 %.
+        assert!(
+            s.contains(
+                "the merged auto policy (512 slots) is predicted at 98 % of the global hash \
+                 (the published runs on this very box measured 512 private slots at 0.41 of \
+                 the global hash at 112 threads (646,390 vs 1,571,857 ops/s per thread, \
+                 a734d9fca84e-perf-bench-futex-hash.csv): the prediction (0.98) failed there, \
+                 where the private hash cost 59 % of the global hash's throughput)"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("rises by no more than 20.2 % (the calibrated boxes' error, used here only as a threshold)"),
+            "{s}"
+        );
+        let n = crate::report::answers::NoisyFigures {
+            global_ops: Spread::single(1.0),
+            global_p99: Spread::single(1.0),
+            private_ops: Spread::single(1.0),
+            private_p99: Spread::single(1.0),
+            shared_global: None,
+            shared_private: None,
+            victim_buckets: None,
+        };
+        let g = crate::report::answers::global_vs_private_sentence(&c, 112, 0.202, &n, "m", v);
+        assert!(
+            !g.contains("costs no throughput") && !g.contains("within ±"),
+            "{g}"
+        );
+        assert!(
+            g.contains(
+                "the model puts the 512-slot auto-sized private hash at 98 % of the global hash"
+            ) && g
+                // Before the first "; ": what the answer keeps of a second profile.
+                .split_once("; ")
+                .map_or(g.as_str(), |x| x.0)
+                .contains("the prediction (0.98) failed there"),
+            "{g}"
+        );
+        // Calibrated, the same curve is said to match within the error.
+        let g = crate::report::answers::global_vs_private_sentence(
+            &c,
+            112,
+            0.202,
+            &n,
+            "m",
+            Validity::Validated,
+        );
+        assert!(
+            g.contains("costs no throughput against the global hash within ±20.2 %"),
+            "{g}"
+        );
+        // Unvalidated, with a published cell near the prediction: no failure claimed.
+        let mut near = exam.clone();
+        near.measured_private = 0.97 * near.measured_global;
+        let s = Validity::Unvalidated(Some(&near))
+            .exam_clause(112, 512, 0.98, 0.202)
+            .unwrap();
+        assert!(
+            s.contains("within 20.2 % of the prediction") && !s.contains("failed"),
+            "{s}"
+        );
+        assert_eq!(Validity::Validated.exam_clause(112, 512, 0.98, 0.202), None);
+        assert_eq!(
+            Validity::Unvalidated(Some(&exam)).exam_clause(64, 512, 0.98, 0.202),
+            None
+        );
     }
 
     #[test]

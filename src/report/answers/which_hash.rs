@@ -3,6 +3,7 @@
 
 use super::shared::*;
 use super::*;
+use crate::check::{CheckOptions, CheckRow, CheckVerdict};
 use crate::hashers::{KeyHasher, SharedHasher};
 use crate::render::plot::{Line, Plot};
 use crate::render::{TextTable, fmt_grouped};
@@ -72,13 +73,130 @@ pub struct HashVerdict {
     pub published_vs_jhash2: Option<f64>,
     /// [`attack_resistance`] (None when not evaluated).
     pub attack: Option<AttackScore>,
+    /// What `futexhash check` says the hasher is fit for ([`check_fitness`]).
+    pub check: Fitness,
     /// Where its definition comes from, as `futexhash list` shows it (a kernel source
     /// file for the kernel's hashers, a path for a user's).
     pub source: String,
 }
 
-/// The verdict rows from costs, distribution records and (with `attack`) each hasher's
-/// attack score.
+/// What `futexhash check` ([`crate::check::check`]) says a hasher is fit for: its
+/// `tables` verdict and the checks that failed. The report recommends a hasher for a table
+/// only when this says it is fit for it: the report's own distribution tests hash one
+/// process's keys, while `check` also requires, for the global table, that the hash read
+/// `w0` (the `mm`, or a file's inode sequence) and spread every process's and every file's
+/// futexes (the `inode` and `fork` workloads); the 2020 hash that never read `w0` passes
+/// the report's tests and fails those.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fitness {
+    /// Fit for the global table (`__futex_hash()`).
+    pub global: bool,
+    /// Fit for a process's private table.
+    pub private: bool,
+    /// The `tables` row as `futexhash check` prints it ("fit for: …").
+    pub detail: String,
+    /// The checks that failed (`property:w0-bits`, `dist:inode:mask`, …), in check order.
+    pub failed: Vec<String>,
+}
+
+impl Fitness {
+    /// From `check`'s rows: the `tables` row's verdict ("fit for: global and private
+    /// tables", "fit for: private table only (…)", "fit for: neither table (…)"; anything
+    /// else, or no such row, is read as fit for neither) and every failed row but it.
+    pub fn of_rows(rows: &[CheckRow]) -> Fitness {
+        let detail = rows
+            .iter()
+            .find(|r| r.check == "tables")
+            .map_or_else(|| "no tables verdict".to_string(), |r| r.detail.clone());
+        let (global, private) = if detail.starts_with("fit for: global and private tables") {
+            (true, true)
+        } else if detail.starts_with("fit for: private table only") {
+            (false, true)
+        } else {
+            (false, false)
+        };
+        Fitness {
+            global,
+            private,
+            detail,
+            failed: rows
+                .iter()
+                .filter(|r| r.verdict == CheckVerdict::Fail && r.check != "tables")
+                .map(|r| r.check.clone())
+                .collect(),
+        }
+    }
+
+    /// Fit for both tables, nothing failed: what the synthetic verdicts of the tests use.
+    pub fn both() -> Fitness {
+        Fitness {
+            global: true,
+            private: true,
+            detail: "fit for: global and private tables".into(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// Whether `check` finds it fit for table `t`.
+    pub fn fit_for(&self, t: TableScope) -> bool {
+        match t {
+            TableScope::Global => self.global,
+            TableScope::Private => self.private,
+        }
+    }
+
+    /// The which-hash table's cell: `both`, `private` or `neither`.
+    pub fn cell(&self) -> &'static str {
+        match (self.global, self.private) {
+            (true, _) => "both",
+            (false, true) => "private",
+            (false, false) => "neither",
+        }
+    }
+}
+
+/// [`Fitness`] of `h` by `futexhash check --algo H` with its defaults (every workload at
+/// its own key count, seed 1, the speed against jhash2): the same verdict the reproduce
+/// command prints.
+pub fn check_fitness(h: &dyn KeyHasher) -> Fitness {
+    check_fitness_with(h, &CheckOptions::default())
+}
+
+/// [`check_fitness`] of every hasher, in order, the checks spread over this machine's CPUs
+/// (every check is deterministic except the speed row, which fails only a hasher more
+/// than 16× slower than jhash2 timed side by side, so sharing the CPUs does not move it).
+pub fn check_fitness_all(hashers: &[SharedHasher]) -> Vec<Fitness> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, hashers.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(vec![None; hashers.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(h) = hashers.get(i) else { break };
+                    let f = check_fitness(h.as_ref());
+                    out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(f);
+                }
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|f| f.expect("every hasher checked"))
+        .collect()
+}
+
+/// [`check_fitness`] with other options (the unit tests use fewer keys).
+pub fn check_fitness_with(h: &dyn KeyHasher, opts: &CheckOptions) -> Fitness {
+    Fitness::of_rows(&crate::check::check(h, opts))
+}
+
+/// The verdict rows from costs, distribution records, (with `attack`) each hasher's
+/// attack score and (with `fitness`) what `futexhash check` finds it fit for.
 pub fn hash_verdicts(
     hashers: &[SharedHasher],
     ctx_cost: impl Fn(&str) -> Option<Spread>,
@@ -86,6 +204,7 @@ pub fn hash_verdicts(
     kernel_op_ns: Option<f64>,
     published: &[(String, f64)],
     attack: impl Fn(&dyn KeyHasher) -> Option<AttackScore>,
+    fitness: impl Fn(&dyn KeyHasher) -> Fitness,
 ) -> Vec<HashVerdict> {
     let jcost = ctx_cost("jhash2").map(|s| s.median);
     let jpub = published
@@ -134,6 +253,7 @@ pub fn hash_verdicts(
                 predicted_vs_jhash2: predicted,
                 published_vs_jhash2,
                 attack: attack(h.as_ref()),
+                check: fitness(h.as_ref()),
                 source: h.source().to_string(),
             }
         })
@@ -150,11 +270,46 @@ pub enum TableScope {
 }
 
 impl HashVerdict {
-    /// No distribution test fails and, for the global table, the hasher hashes `mm` too:
-    /// an address-only hasher in the global table puts every process forked from one
-    /// parent (same layout, own `mm`) on the same buckets.
+    /// No distribution test of the report fails, `futexhash check` finds it fit for table
+    /// `t` ([`Fitness`]) and, for the global table, the hasher hashes `mm` too: an
+    /// address-only hasher in the global table puts every process forked from one parent
+    /// (same layout, own `mm`) on the same buckets.
     pub fn fit_for(&self, t: TableScope) -> bool {
-        self.failures.is_empty() && (t == TableScope::Private || self.scope == "full")
+        self.failures.is_empty()
+            && self.check.fit_for(t)
+            && (t == TableScope::Private || self.scope == "full")
+    }
+
+    /// Why it is not fit for table `t` (`None` when it is): the failed distribution tests,
+    /// `futexhash check`'s verdict, or the address-only scope.
+    pub fn unfit_reason(&self, t: TableScope) -> Option<String> {
+        if self.fit_for(t) {
+            return None;
+        }
+        let mut why = Vec::new();
+        if !self.failures.is_empty() {
+            why.push(failed_list(&self.failures, "distribution test"));
+        }
+        if !self.check.fit_for(t) {
+            why.push(format!("`futexhash check`: {}", self.check.detail));
+        } else if t == TableScope::Global && self.scope != "full" {
+            why.push("address-only: it leaves out the mm".to_string());
+        }
+        Some(why.join("; "))
+    }
+
+    /// No test of the report and no check of `futexhash check` fails.
+    pub fn passes_all(&self) -> bool {
+        self.failures.is_empty() && self.check.failed.is_empty()
+    }
+
+    /// The first failure, to name it in a list: a distribution record of the report, else
+    /// a check (`check:property:w0-bits`).
+    pub fn first_failure(&self) -> Option<String> {
+        self.failures
+            .first()
+            .cloned()
+            .or_else(|| self.check.failed.first().map(|c| format!("check:{c}")))
     }
 
     /// Whether the kernel has this hasher ([`in_kernel`] of its source).
@@ -162,9 +317,21 @@ impl HashVerdict {
         in_kernel(&self.source)
     }
 
-    /// The warning shown next to a hasher wherever it is ranked: the failed tests.
+    /// The warning shown next to a hasher wherever it is ranked: the failed tests of the
+    /// report and the failed checks of `futexhash check`.
     pub fn warning(&self) -> Option<String> {
-        (!self.failures.is_empty()).then(|| dist_warning(&self.failures))
+        let mut parts = Vec::new();
+        if !self.failures.is_empty() {
+            parts.push(failed_list(&self.failures, "distribution test"));
+        }
+        if !self.check.failed.is_empty() {
+            parts.push(format!(
+                "`futexhash check` {} ({})",
+                failed_list(&self.check.failed, "check"),
+                self.check.detail
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("{}: not recommended", parts.join(" and ")))
     }
 }
 
@@ -187,9 +354,17 @@ pub fn in_kernel(source: &str) -> bool {
 
 /// "fails 6 distribution tests (perf@16384:chi2, …): not recommended".
 pub fn dist_warning(failures: &[String]) -> String {
+    format!(
+        "{}: not recommended",
+        failed_list(failures, "distribution test")
+    )
+}
+
+/// "fails 6 distribution tests (perf@16384:chi2, perf@32768:collisions, …)".
+fn failed_list(failures: &[String], what: &str) -> String {
     let shown: Vec<&str> = failures.iter().take(2).map(String::as_str).collect();
     format!(
-        "fails {} distribution test{} ({}{}): not recommended",
+        "fails {} {what}{} ({}{})",
         failures.len(),
         if failures.len() == 1 { "" } else { "s" },
         shown.join(", "),
@@ -213,85 +388,179 @@ pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Opt
     (fit.first().copied(), fit.get(1).copied())
 }
 
-/// The sentence for question 3: the cheapest hasher no test fails, for the global table
-/// (full-scope hashers only) and for the private table, and whether the seed's "all
-/// equal in throughput" holds within this run's error.
-pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> String {
-    let mut s = String::new();
-    let clean = v.iter().filter(|h| h.failures.is_empty()).count();
-    let (g, _) = recommend(v, TableScope::Global);
-    let (p, _) = recommend(v, TableScope::Private);
-    match g {
-        Some(h) => {
-            let _ = write!(
-                s,
-                "Global table: {} is the cheapest full-scope hasher no distribution test fails ({:.2} ns/hash)",
-                h.name, h.cost_ns.median
-            );
-        }
-        None => s.push_str(
-            "Global table: no full-scope hasher passes every distribution test, so none is recommended",
+/// The cheapest hasher fit for table `t` and every other fit hasher whose cost interval
+/// overlaps its ([`Spread::told_apart`]): the hashers this run's timing does not tell
+/// apart from the cheapest, cheapest first. Empty when none is fit.
+pub fn cheapest_tied(v: &[HashVerdict], t: TableScope) -> Vec<&HashVerdict> {
+    let mut fit: Vec<&HashVerdict> = v
+        .iter()
+        .filter(|h| h.fit_for(t) && h.cost_ns.median.is_finite())
+        .collect();
+    fit.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
+    let Some(first) = fit.first().copied() else {
+        return Vec::new();
+    };
+    fit.into_iter()
+        .filter(|h| std::ptr::eq(*h, first) || !h.cost_ns.told_apart(&first.cost_ns))
+        .collect()
+}
+
+/// "jhash2 (4.17 (4.15–5.10) ns/hash)".
+fn with_cost(h: &HashVerdict) -> String {
+    format!("{} ({} ns/hash)", h.name, h.cost_ns.fmt_interval(2))
+}
+
+/// One table's clause: the cheapest fit hasher, or the cheapest few whose costs are not
+/// told apart (then the measurement does not choose between them, and the clause says so).
+fn table_clause(tied: &[&HashVerdict], what: &str) -> String {
+    match tied {
+        [] => String::new(),
+        [h] => format!("{} is the cheapest {what}", with_cost(h)),
+        [h, rest @ ..] => format!(
+            "{} is the cheapest {what} by its median, but its cost is not told apart from \
+             {}'s (the central 80 % of their timing rounds overlap), so this run does not \
+             choose between them",
+            with_cost(h),
+            and_list(
+                &rest
+                    .iter()
+                    .map(|r| with_cost(r))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+            )
         ),
     }
-    match p {
-        Some(h) if g.is_some_and(|g| g.name == h.name) => {
-            s.push_str("; private table: the same");
+}
+
+/// How much hasher `c`'s cost instead of jhash2's (`j`) would change the throughput of a
+/// futex operation of `k` ns, `k / (k − j + c)`, as `|change|`: at the medians, and its
+/// least and largest over the three intervals (the change is monotone in each, so the
+/// corners bound it; 0 when the two costs' intervals overlap, so the sign is not known).
+pub fn throughput_change(c: &Spread, j: &Spread, k: &Spread) -> (f64, f64, f64) {
+    let d = |c: f64, j: f64, k: f64| (k / (k - j + c) - 1.0).abs();
+    let mut lo = f64::INFINITY;
+    let mut hi = 0.0f64;
+    for c in [c.min, c.max] {
+        for j in [j.min, j.max] {
+            for k in [k.min, k.max] {
+                let x = d(c, j, k);
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
         }
-        Some(h) => {
-            let _ = write!(
-                s,
-                "; private table: {} ({:.2} ns/hash{})",
-                h.name,
-                h.cost_ns.median,
-                if h.scope == "addr" {
-                    ", an address-only hasher: fit for the private table only, since in the \
-                     global table processes forked from one parent (same addresses, own mm) \
-                     would share every bucket"
-                } else {
-                    ""
-                }
+    }
+    if !c.told_apart(j) {
+        lo = 0.0;
+    }
+    (d(c.median, j.median, k.median), lo, hi)
+}
+
+/// The sentence for question 3: the cheapest hasher fit for the global table (full-scope
+/// hashers only) and for the private table, or the cheapest few when their costs are not
+/// told apart, and whether the seed's "all equal in throughput" holds against this
+/// machine's run-to-run range: it holds when even the largest change the cost intervals
+/// allow stays inside the futex operation's range, fails when some hasher's least change
+/// lies beyond it, and is otherwise not told apart.
+pub fn which_hash_sentence(v: &[HashVerdict], kernel_op: Option<Spread>) -> String {
+    let mut s = String::new();
+    let clean = v.iter().filter(|h| h.passes_all()).count();
+    let g = cheapest_tied(v, TableScope::Global);
+    let p = cheapest_tied(v, TableScope::Private);
+    let names = |t: &[&HashVerdict]| t.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+    if g.is_empty() {
+        s.push_str(
+            "Global table: no full-scope hasher passes the distribution tests and `futexhash check` for that table, so none is recommended",
+        );
+    } else {
+        let _ = write!(
+            s,
+            "Global table: {}",
+            table_clause(
+                &g,
+                "full-scope hasher that passes the distribution tests and `futexhash check` for that table"
+            )
+        );
+    }
+    if p.is_empty() {
+        s.push_str(
+            "; private table: no hasher passes the distribution tests and `futexhash check` for that table",
+        );
+    } else if names(&p) == names(&g) {
+        s.push_str("; private table: the same");
+    } else {
+        let _ = write!(
+            s,
+            "; private table: {}",
+            table_clause(&p, "hasher fit for it")
+        );
+        if p[0].scope == "addr" {
+            s.push_str(
+                " (an address-only hasher: fit for the private table only, since in the \
+                 global table processes forked from one parent (same addresses, own mm) \
+                 would share every bucket)",
             );
         }
-        None => s.push_str("; private table: no hasher passes every distribution test"),
     }
     let _ = write!(s, "; {clean} of {} hashers pass every test", v.len());
     let failed: Vec<String> = v
         .iter()
-        .filter(|h| !h.failures.is_empty())
-        .map(|h| format!("{} ({})", h.name, h.failures[0]))
+        .filter_map(|h| h.first_failure().map(|f| format!("{} ({f})", h.name)))
         .collect();
     if !failed.is_empty() {
         let _ = write!(s, "; not recommended, failing: {}", failed.join(", "));
     }
-    let preds: Vec<(&str, f64)> = v
-        .iter()
-        .filter_map(|h| h.predicted_vs_jhash2.map(|p| (h.name.as_str(), p)))
-        .collect();
-    if let (Some(k), Some((worst, p))) = (
-        kernel_op,
-        preds
+    let jcost = v.iter().find(|h| h.name == "jhash2").map(|h| h.cost_ns);
+    if let (Some(k), Some(j)) = (kernel_op, jcost) {
+        let changes: Vec<(&str, (f64, f64, f64))> = v
             .iter()
-            .copied()
-            .max_by(|a, b| (a.1 - 1.0).abs().total_cmp(&(b.1 - 1.0).abs())),
-    ) {
+            .filter(|h| h.name != "jhash2" && h.cost_ns.median.is_finite())
+            .map(|h| (h.name.as_str(), throughput_change(&h.cost_ns, &j, &k)))
+            .collect();
         let noise = k.rel_half_range();
-        let delta = (p - 1.0).abs();
-        if delta <= noise {
-            let _ = write!(
-                s,
-                ". The seed's finding that they are equal in throughput is predicted to hold here: on this machine's measured {} ns futex operation the largest hash-cost difference ({worst}) would change throughput by {}, inside the ±{} run-to-run range",
-                fmt_grouped(k.median, 0),
-                pct(delta),
-                pct(noise)
-            );
-        } else {
-            let _ = write!(
-                s,
-                ". The seed's finding that they are equal in throughput is predicted not to hold here: on this machine's measured {} ns futex operation {worst}'s cost would change throughput by {}, beyond the ±{} run-to-run range",
-                fmt_grouped(k.median, 0),
-                pct(delta),
-                pct(noise)
-            );
+        let largest = changes.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0));
+        let surest = changes.iter().max_by(|a, b| a.1.1.total_cmp(&b.1.1));
+        // Neither: the hasher whose largest change passes the range, which it may or may
+        // not reach.
+        let widest = changes.iter().max_by(|a, b| a.1.2.total_cmp(&b.1.2));
+        let op = format!(
+            "on this machine's futex operation ({} ns of CPU time, ±{} over {} timings spread \
+             over the run)",
+            fmt_grouped(k.median, 0),
+            pct(noise),
+            k.runs
+        );
+        match (largest, surest, widest) {
+            (Some((worst, (d, _, hi))), _, _) if changes.iter().all(|c| c.1.2 <= noise) => {
+                let _ = write!(
+                    s,
+                    ". The seed's finding that they are equal in throughput is predicted to hold here: {op} the largest hash-cost difference ({worst}) would change throughput by {} (at most {} within the intervals of the costs and of the operation), inside its ±{} run-to-run range",
+                    pct(*d),
+                    pct(*hi),
+                    pct(noise)
+                );
+            }
+            (_, Some((name, (d, lo, _))), _) if *lo > noise => {
+                let _ = write!(
+                    s,
+                    ". The seed's finding that they are equal in throughput is predicted not to hold here: {op} {name}'s cost would change throughput by {} (at least {} within the intervals), beyond its ±{} run-to-run range",
+                    pct(*d),
+                    pct(*lo),
+                    pct(noise)
+                );
+            }
+            (_, _, Some((name, (d, lo, hi)))) => {
+                let _ = write!(
+                    s,
+                    ". Whether the seed's finding that they are equal in throughput holds here is not told apart: {op} {name}'s cost would change throughput by {} (between {} and {} within the intervals of the costs and of the operation), and its ±{} run-to-run range lies inside that",
+                    pct(*d),
+                    pct(*lo),
+                    pct(*hi),
+                    pct(noise)
+                );
+            }
+            _ => {}
         }
     }
     if let Some(a) = attack_sentence(v) {
@@ -309,6 +578,7 @@ pub fn which_hash(
     dir: &Path,
 ) -> Result<(Answer, Vec<HashVerdict>), ReportError> {
     let published = published_algo_means(&ctx.data_dir)?;
+    let fitness = check_fitness_all(&ctx.hashers);
     let v = hash_verdicts(
         &ctx.hashers,
         |n| ctx.cost(n),
@@ -316,6 +586,12 @@ pub fn which_hash(
         kernel_op_ns.map(|k| k.median),
         &published,
         |h| attack_resistance(h, ctx.attack_buckets()),
+        |h| {
+            ctx.hashers
+                .iter()
+                .position(|k| k.name() == h.name())
+                .map_or_else(|| check_fitness(h), |i| fitness[i].clone())
+        },
     );
     let mut a = Answer {
         question: "Which hash: cost × distribution × attack resistance".into(),
@@ -330,6 +606,7 @@ pub fn which_hash(
         "worst coll.",
         "at",
         "fails",
+        "check",
         "pred. vs jhash2",
         "pub. vs jhash2",
     ];
@@ -342,10 +619,11 @@ pub fn which_hash(
         let mut row = vec![
             h.name.clone(),
             h.scope.to_string(),
-            h.cost_ns.fmt_decimals(2),
+            h.cost_ns.fmt_interval(2),
             format!("{:.2}", h.worst_ratio),
             h.worst_at.clone(),
             h.failures.len().to_string(),
+            h.check.cell().to_string(),
             rel(h.predicted_vs_jhash2),
             rel(h.published_vs_jhash2),
         ];
@@ -366,14 +644,18 @@ pub fn which_hash(
         });
     let _ = write!(
         a.evidence,
-        "ns/hash: median ± half-range of {} runs, one core. worst coll.: the largest \
+        "ns/hash: median (10th–90th percentile) of {} timing rounds that interleave the \
+         hashers over about {} s, one core (the Hash cost section). worst coll.: the largest \
          collisions ÷ random expectation over the distribution section's workloads and sizes. \
-         fails: failed distribution records (listed below with the statistic). pred.: \
-         throughput on this machine's measured futex path ({} ns of CPU time per operation, global hash \
-         = jhash2) with this hasher's cost instead. pub.: the published 256-CPU table's mean \
-         over ≥ 1024 slots{}.\n\n{}",
-        ctx.answer_runs(),
-        kernel_op_ns.map_or("-".into(), |k| k.fmt_decimals(0)),
+         fails: failed distribution records (listed below with the statistic). check: the \
+         tables `futexhash check --algo H` finds the hasher fit for (both, private or \
+         neither; a hasher is recommended for a table only when it is fit for it). pred.: \
+         throughput on this machine's measured futex path ({} ns of CPU time per operation, \
+         range of its timings; global hash = jhash2) with this hasher's cost instead. pub.: the \
+         published 256-CPU table's mean over ≥ 1024 slots{}.\n\n{}",
+        crate::report::context::cost_rounds(ctx.depth),
+        crate::report::context::cost_seconds(ctx.depth),
+        kernel_op_ns.map_or("-".into(), |k| k.fmt_interval(0)),
         if spread_pub.1 > 0.0 {
             format!(
                 " (its algorithms differ by at most {})",
@@ -387,7 +669,16 @@ pub fn which_hash(
     for h in v.iter().filter(|h| !h.failures.is_empty()) {
         let _ = writeln!(a.evidence, "- {} fails {}", h.name, h.failures.join(", "));
     }
-    if v.iter().any(|h| !h.failures.is_empty()) {
+    for h in v.iter().filter(|h| !h.check.failed.is_empty()) {
+        let _ = writeln!(
+            a.evidence,
+            "- {}: `futexhash check` fails {}; {}",
+            h.name,
+            h.check.failed.join(", "),
+            h.check.detail
+        );
+    }
+    if v.iter().any(|h| !h.passes_all()) {
         let _ = writeln!(
             a.evidence,
             "\nA hasher that fails is never recommended, for either table, however fast it \
@@ -428,7 +719,20 @@ pub fn which_hash(
             )
         })
         .collect();
-    a.commands.push("cargo bench --bench hashers".into());
+    // Each hasher's fitness: `check` takes one hasher.
+    a.commands.extend(
+        ctx.hasher_args()
+            .iter()
+            .map(|h| format!("futexhash check --algo {h}")),
+    );
+    // The report's own timing has no command of its own; each `check` above prints the
+    // hasher's ns/hash against jhash2 timed side by side (its speed row), and criterion's
+    // careful figures need the source tree.
+    a.commands.push(
+        "cargo bench --bench hashers   # criterion's figures: needs the source tree; from \
+         the binary, the speed row of each `futexhash check` above"
+            .into(),
+    );
     a.commands.push(format!(
         "futexhash attack leak --algo {} --table global --space-bits {ATTACK_SPACE_BITS} \
          --buckets {} --max-probes {} --seed {ATTACK_SEED}",
@@ -520,9 +824,15 @@ pub(crate) fn plot_flags(h: &HashVerdict) -> String {
     }
 }
 
+/// Points of the report run at which the kernel futex operation is timed
+/// ([`kernel_op_sample`]): its samples are spread over the run, since one moment of a
+/// shared machine says little of the next (three back-to-back runs gave 401 ns ±0.03 % in
+/// one report and 301 ns in the next).
+pub const KERNEL_OP_POINTS: usize = 5;
+
 /// CPU time of one kernel futex operation (perf's failing `FUTEX_WAIT`, one thread, global
-/// hash) in ns, `runs` times.
-pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
+/// hash) in ns, `runs` times in a row: one of the report's [`KERNEL_OP_POINTS`].
+pub fn kernel_op_sample(ctx: &Context, runs: usize) -> Vec<f64> {
     use crate::bench::sweep::{BackendChoice, SweepSpec, sweep};
     let runtime =
         std::time::Duration::from_millis(if ctx.depth == crate::report::context::Depth::Quick {
@@ -534,7 +844,9 @@ pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
     for _ in 0..runs {
         let mut spec = SweepSpec::new(vec![BackendChoice::Kernel], Some(vec![0]), runtime);
         spec.threads = vec![1];
-        let res = sweep(&spec, &mut |_| {}).ok()?;
+        let Ok(res) = sweep(&spec, &mut |_| {}) else {
+            continue;
+        };
         // CPU time per operation: on a machine busy with other work, wall-clock rates
         // include the time the thread waited for a CPU.
         if let Some(r) = res.records().first() {
@@ -548,11 +860,11 @@ pub fn measure_kernel_op(ctx: &Context, runs: usize) -> Option<Spread> {
             }
         }
     }
-    Spread::of(&ns)
+    ns
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::attack::leak::Stop;
 
@@ -571,7 +883,23 @@ mod tests {
             predicted_vs_jhash2: Some(pred),
             published_vs_jhash2: None,
             attack: None,
+            check: fit_as_scope(name),
             source: "include/linux/jhash.h".into(),
+        }
+    }
+
+    /// What `check` says of a sound hasher of `name`'s scope: an `-addr` one is fit for
+    /// the private table only.
+    pub(crate) fn fit_as_scope(name: &str) -> Fitness {
+        if name.ends_with("-addr") {
+            Fitness {
+                global: false,
+                private: true,
+                detail: "fit for: private table only (global: scope addr leaves out the mm)".into(),
+                failed: Vec::new(),
+            }
+        } else {
+            Fitness::both()
         }
     }
 
@@ -680,7 +1008,7 @@ mod tests {
         let s = which_hash_sentence(&v, Some(k));
         assert!(
             s.starts_with(
-                "Global table: jhash2 is the cheapest full-scope hasher no distribution test fails (5.00 ns/hash); private table: the same; 2 of 3"
+                "Global table: jhash2 (5.00 ns/hash) is the cheapest full-scope hasher that passes the distribution tests and `futexhash check` for that table; private table: the same; 2 of 3"
             ),
             "{s}"
         );
@@ -689,15 +1017,41 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("is predicted to hold"), "{s}");
-        assert!(s.contains("(slow) would change throughput by 3.0 %"), "{s}");
-        // A 3 % effect against a ±1 % kernel range is a refutation.
+        // 400 / (400 − 5 + 15) = 0.9756: 2.4 %; at the range's low end 380 / 390: 2.6 %.
+        assert!(
+            s.contains("(slow) would change throughput by 2.4 % (at most 2.6 %"),
+            "{s}"
+        );
+        // A 2.4 % effect (at least 404 / 414: 2.4 %) against a ±1 % range is a refutation.
         let tight = Spread::of(&[396.0, 400.0, 404.0]).unwrap();
         let s = which_hash_sentence(&v, Some(tight));
-        assert!(s.contains("predicted not to hold here"), "{s}");
+        assert!(
+            s.contains("predicted not to hold here")
+                && s.contains("slow's cost would change throughput by 2.4 % (at least 2.4 %"),
+            "{s}"
+        );
+        // The same medians, but slow's timing rounds spread from 5.5 to 20 ns and
+        // jhash2's from 4.9 to 5.1: the change lies between 404 / 404.4 (0.1 %) and
+        // 396 / 411.1 (3.7 %), on both sides of ±1 %: not told apart, no side taken.
+        // (fast_bad left out: 0.5 ns against 4.9 would change it by at least 1.1 %).
+        let mut wide = v[1..].to_vec();
+        wide[0].cost_ns = Spread::of(&[4.9, 5.0, 5.1]).unwrap();
+        wide[1].cost_ns = Spread::of(&[5.5, 15.0, 20.0]).unwrap();
+        let s = which_hash_sentence(&wide, Some(tight));
+        assert!(
+            s.contains("Whether the seed's finding that they are equal in throughput holds here is not told apart")
+                && s.contains("slow's cost would change throughput by 2.4 % (between 0.1 % and 3.7 %")
+                && !s.contains("predicted to hold")
+                && !s.contains("predicted not to hold"),
+            "{s}"
+        );
         let all_bad = vec![verdict("a", 1.0, &["x"], 1.0)];
         let s = which_hash_sentence(&all_bad, None);
         assert!(
-            s.starts_with("Global table: no full-scope hasher passes every distribution test"),
+            s.starts_with(
+                "Global table: no full-scope hasher passes the distribution tests and \
+                 `futexhash check` for that table"
+            ),
             "{s}"
         );
         assert!(s.contains("private table: no hasher passes"), "{s}");
@@ -718,9 +1072,12 @@ mod tests {
         assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
         assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"));
         let s = which_hash_sentence(&v, None);
-        assert!(s.contains("Global table: jhash2 is the cheapest"), "{s}");
         assert!(
-            s.contains("private table: jhash2-addr (3.00 ns/hash, an address-only hasher: fit for the private table only"),
+            s.contains("Global table: jhash2 (5.00 ns/hash) is the cheapest"),
+            "{s}"
+        );
+        assert!(
+            s.contains("private table: jhash2-addr (3.00 ns/hash) is the cheapest hasher fit for it (an address-only hasher: fit for the private table only"),
             "{s}"
         );
         assert!(
@@ -746,6 +1103,7 @@ mod tests {
             Some(400.0),
             &[("jhash2".into(), 2.0)],
             |_| None,
+            |_| Fitness::both(),
         );
         assert_eq!(v[0].predicted_vs_jhash2, Some(1.0));
         assert_eq!(v[0].published_vs_jhash2, Some(1.0));
@@ -782,5 +1140,170 @@ mod tests {
         assert_eq!(failed_statistic(&r), "collisions");
         r.p_value = 1e-15;
         assert_eq!(failed_statistic(&r), "chi2");
+    }
+
+    #[test]
+    fn a_throughput_change_is_bounded_by_the_intervals() {
+        let one = Spread::single;
+        // 400 / (400 − 5 + 15) − 1 = −2.44 %; c from 10 to 20: 400/405 and 400/415.
+        let (d, lo, hi) = throughput_change(
+            &Spread::of(&[10.0, 15.0, 20.0]).unwrap(),
+            &one(5.0),
+            &one(400.0),
+        );
+        assert!((d - (1.0 - 400.0 / 410.0)).abs() < 1e-12, "{d}");
+        assert!((lo - (1.0 - 400.0 / 405.0)).abs() < 1e-12, "{lo}");
+        assert!((hi - (1.0 - 400.0 / 415.0)).abs() < 1e-12, "{hi}");
+        // Overlapping costs: the sign is not known, the least change is none.
+        let (_, lo, _) = throughput_change(
+            &Spread::of(&[4.0, 5.5, 6.0]).unwrap(),
+            &one(5.0),
+            &one(400.0),
+        );
+        assert_eq!(lo, 0.0);
+    }
+
+    #[test]
+    fn costs_not_told_apart_are_named_together() {
+        let mut a = verdict("jhash2", 5.0, &[], 1.0);
+        a.cost_ns = Spread::of(&[4.8, 5.0, 6.0]).unwrap();
+        let mut b = verdict("mine", 5.5, &[], 1.0);
+        b.cost_ns = Spread::of(&[5.2, 5.5, 7.0]).unwrap();
+        let mut c = verdict("siphash", 15.0, &[], 1.0);
+        c.cost_ns = Spread::of(&[14.0, 15.0, 16.0]).unwrap();
+        let v = vec![c, b, a];
+        let tied: Vec<&str> = cheapest_tied(&v, TableScope::Global)
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect();
+        assert_eq!(tied, ["jhash2", "mine"]);
+        let s = which_hash_sentence(&v, None);
+        assert!(
+            s.contains("but its cost is not told apart from mine (5.50 (5.20–7.00) ns/hash)'s")
+                && s.contains("so this run does not choose between them"),
+            "{s}"
+        );
+    }
+
+    /// The 2020 "futex: Unbreak futex hashing" bug, as examples/hashers/unbreak_bug.c
+    /// writes it: jhash2 of the address words only, `w0` (the mm, or a file's inode
+    /// sequence) never read. Its keys of one process spread well; `check` fails it.
+    struct SkipsW0;
+    impl KeyHasher for SkipsW0 {
+        fn name(&self) -> &str {
+            "futex_hash"
+        }
+        fn scope(&self) -> crate::hashers::Scope {
+            crate::hashers::Scope::Full
+        }
+        fn hash(&self, key: &crate::key::FutexKey) -> u32 {
+            crate::hashers::jhash2(&key.addr_words(), key.offset())
+        }
+    }
+
+    fn small_check() -> CheckOptions {
+        CheckOptions {
+            keys: Some(1 << 14),
+            skip_speed: true,
+            ..CheckOptions::default()
+        }
+    }
+
+    #[test]
+    fn fitness_is_what_check_says_of_each_table() {
+        let opts = small_check();
+        let j = crate::hashers::Builtin::by_name("jhash2", crate::HashKey::DEFAULT).unwrap();
+        let f = check_fitness_with(&j, &opts);
+        assert_eq!(
+            (f.global, f.private, f.cell()),
+            (true, true, "both"),
+            "{f:?}"
+        );
+        assert!(f.failed.is_empty(), "{f:?}");
+        let a = crate::hashers::Builtin::by_name("jhash2-addr", crate::HashKey::DEFAULT).unwrap();
+        let f = check_fitness_with(&a, &opts);
+        assert_eq!(
+            (f.global, f.private, f.cell()),
+            (false, true, "private"),
+            "{f:?}"
+        );
+        // The w0 bug: a property and the inode workload fail (docs/hashers.md), so it is
+        // fit for neither table.
+        let f = check_fitness_with(&SkipsW0, &opts);
+        assert_eq!(
+            (f.global, f.private, f.cell()),
+            (false, false, "neither"),
+            "{f:?}"
+        );
+        assert!(
+            f.failed.iter().any(|c| c == "property:w0-bits")
+                && f.failed.iter().any(|c| c.starts_with("dist:inode:")),
+            "{f:?}"
+        );
+        // A tables row that says something else is read as fit for nothing.
+        let odd = Fitness::of_rows(&[CheckRow {
+            algo: "x".into(),
+            check: "tables".into(),
+            verdict: CheckVerdict::Pass,
+            detail: "fit for: everything".into(),
+        }]);
+        assert_eq!(odd.cell(), "neither");
+        assert_eq!(Fitness::of_rows(&[]).cell(), "neither");
+    }
+
+    #[test]
+    fn a_hasher_check_finds_unfit_is_never_recommended_however_cheap() {
+        // The report's case: the w0 bug passes the report's distribution tests (one
+        // process's keys) and is the cheapest full-scope hasher.
+        let mut bug = verdict("futex_hash", 3.1, &[], 1.003);
+        bug.check = check_fitness_with(&SkipsW0, &small_check());
+        let v = vec![
+            verdict("jhash2", 4.2, &[], 1.0),
+            verdict("jhash2-addr", 2.3, &[], 1.005),
+            bug.clone(),
+        ];
+        let (g, _) = recommend(&v, TableScope::Global);
+        assert_eq!(g.map(|h| h.name.as_str()), Some("jhash2"));
+        let (p, p2) = recommend(&v, TableScope::Private);
+        assert_eq!(p.map(|h| h.name.as_str()), Some("jhash2-addr"));
+        assert_eq!(p2.map(|h| h.name.as_str()), Some("jhash2"), "not the bug");
+        let s = which_hash_sentence(&v, None);
+        assert!(
+            s.starts_with("Global table: jhash2 (4.20 ns/hash) is the cheapest"),
+            "{s}"
+        );
+        assert!(s.contains("2 of 3 hashers pass every test"), "{s}");
+        assert!(
+            s.contains("not recommended, failing: futex_hash (check:property:w0-bits)"),
+            "{s}"
+        );
+        let w = bug.warning().unwrap();
+        assert!(
+            w.contains("`futexhash check` fails")
+                && w.contains("fit for: neither table")
+                && w.ends_with(": not recommended"),
+            "{w}"
+        );
+        let g = crate::report::answers::hash_decision(&v, TableScope::Global);
+        assert_eq!(g.value, "jhash2");
+        assert!(
+            g.evidence.contains("unfit for this table, so not ranked: ")
+                && g.evidence
+                    .contains("futex_hash (`futexhash check`: fit for: neither table"),
+            "{}",
+            g.evidence
+        );
+        // Nothing fit for the global table: it says so, naming why.
+        let only = vec![v[1].clone(), bug];
+        let g = crate::report::answers::hash_decision(&only, TableScope::Global);
+        assert_eq!(g.value, "none");
+        assert!(
+            g.evidence
+                .contains("futex_hash (`futexhash check`: fit for: neither"),
+            "{}",
+            g.evidence
+        );
+        let s = which_hash_sentence(&only, None);
+        assert!(s.contains("so none is recommended"), "{s}");
     }
 }
