@@ -484,12 +484,32 @@ fn replaceable(path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
             ),
         ))
     };
-    if mode & 0o222 == 0 {
-        return refuse("is read-only");
-    }
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return Ok(());
     };
+    // A file of procfs or sysfs (`/proc/version`) is read-only because the file system
+    // creates no files at all: say that, as the check of a new path in such a directory
+    // does, rather than suggest a chmod that cannot help.
+    // SAFETY: statfs reads the NUL-terminated path `c`, which lives for the call, and
+    // writes only into `fs`, a zeroed statfs owned here.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statfs(c.as_ptr(), &mut fs) } == 0 {
+        const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+        const SYSFS_MAGIC: i64 = 0x6265_6572;
+        if matches!(fs.f_type as i64, PROC_SUPER_MAGIC | SYSFS_MAGIC) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "'{}' is in a virtual file system such as /proc or /sys, which creates no files; name a file elsewhere",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    if mode & 0o222 == 0 {
+        return refuse("is read-only");
+    }
     // SAFETY: faccessat reads the NUL-terminated path `c` lives for the call; it writes
     // no memory.
     let r = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
