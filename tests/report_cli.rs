@@ -190,17 +190,35 @@ fn quick_report_answers_first_with_every_plot_json_and_the_users_c_hasher() {
     }
     // The global table's hash is full-scope and passes every test: never the
     // address-only jhash2-addr, never the offset-ignoring C hasher.
+    // Costs whose intervals overlap give "A or B (not told apart)" at confidence low
+    // (docs/report.md); `mine` is jhash2 in C, so on a busy machine that is a fair
+    // outcome. Every hasher the value names must then be fit.
     let global = decisions[0]["value"].as_str().unwrap();
+    let (names, tied) = match global.strip_suffix(" (not told apart)") {
+        Some(list) => (
+            list.split([',', ' '])
+                .filter(|w| !w.is_empty() && *w != "or")
+                .collect::<Vec<_>>(),
+            true,
+        ),
+        None => (vec![global], false),
+    };
+    if tied {
+        assert!(names.len() >= 2, "{global}");
+        assert_eq!(decisions[0]["confidence"], "low", "{}", decisions[0]);
+    }
     let hashers = json["sections"]["answers"]["which_hash"]["figures"]["hashers"]
         .as_array()
         .unwrap();
-    let g = hashers
-        .iter()
-        .find(|h| h["name"] == global)
-        .unwrap_or_else(|| panic!("hash_global {global} is no evaluated hasher"));
-    assert_eq!(g["scope"], "full", "{g}");
-    assert!(g["failures"].as_array().unwrap().is_empty(), "{g}");
-    assert_eq!(g["check"]["global"], true, "{g}");
+    for name in &names {
+        let g = hashers
+            .iter()
+            .find(|h| h["name"] == *name)
+            .unwrap_or_else(|| panic!("hash_global {global}: {name} is no evaluated hasher"));
+        assert_eq!(g["scope"], "full", "{g}");
+        assert!(g["failures"].as_array().unwrap().is_empty(), "{g}");
+        assert_eq!(g["check"]["global"], true, "{g}");
+    }
     assert_ne!(decisions[1]["value"], "offsetless");
     // The w0 bug is cheaper than jhash2 (it hashes two words fewer) and passes the
     // report's own distribution tests (one process's keys), yet it is no table's hash:
