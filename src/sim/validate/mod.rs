@@ -189,6 +189,49 @@ pub fn plain_role(fitted: bool) -> &'static str {
 }
 
 impl ValidationRow {
+    /// A cell of a slots table (`x` is the table size, 0 = the global hash), with the
+    /// role of plain `sim validate`; a held-out unit sets its own (`fit` or `cv`).
+    pub(crate) fn slots(
+        table: &str,
+        config: &str,
+        algo: &str,
+        buckets: u64,
+        published: f64,
+        predicted: f64,
+        fitted: bool,
+    ) -> Self {
+        ValidationRow {
+            table: table.into(),
+            config: config.into(),
+            x: buckets,
+            published,
+            predicted,
+            fitted,
+            algo: algo.into(),
+            buckets,
+            ratio: predicted / published,
+            role: plain_role(fitted),
+            lo: None,
+            hi: None,
+        }
+    }
+
+    /// [`ValidationRow::slots`] of a held-out unit of `--cv`: role `fit` or `cv`.
+    pub(crate) fn held_out_slots(
+        table: &str,
+        config: &str,
+        algo: &str,
+        buckets: u64,
+        published: f64,
+        predicted: f64,
+        fitted: bool,
+    ) -> Self {
+        ValidationRow {
+            role: if fitted { "fit" } else { "cv" },
+            ..Self::slots(table, config, algo, buckets, published, predicted, fitted)
+        }
+    }
+
     /// A cell of a table whose columns are designs, all run with jhash2 on the global
     /// hash (seed 003's table, seed 002's pair).
     fn jhash2_design(

@@ -185,20 +185,9 @@ pub fn predict_new_box_reps(
             let v = rates[i * reps..(i + 1) * reps].to_vec();
             let fit = is_fit(r);
             (
-                ValidationRow {
-                    table: unit.to_string(),
-                    config: "jhash2".into(),
-                    x: r.buckets,
-                    published: r.baseline,
-                    predicted: v[0],
-                    fitted: fit,
-                    algo: "jhash2".into(),
-                    buckets: r.buckets,
-                    ratio: v[0] / r.baseline,
-                    role: if fit { "fit" } else { "cv" },
-                    lo: None,
-                    hi: None,
-                },
+                ValidationRow::held_out_slots(
+                    unit, "jhash2", "jhash2", r.buckets, r.baseline, v[0], fit,
+                ),
                 v,
             )
         })

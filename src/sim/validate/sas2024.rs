@@ -247,20 +247,7 @@ pub fn predict_unseen_table_reps(
             let fit = table == b.sweep && SAS2024_CALIBRATION_ROWS.contains(&i);
             let (label, name, _) = &columns[c];
             (
-                ValidationRow {
-                    table: table.to_string(),
-                    config: label.clone(),
-                    x: *buckets,
-                    published: pub_rate,
-                    predicted: v[0],
-                    fitted: fit,
-                    algo: name.to_string(),
-                    buckets: *buckets,
-                    ratio: v[0] / pub_rate,
-                    role: if fit { "fit" } else { "cv" },
-                    lo: None,
-                    hi: None,
-                },
+                ValidationRow::held_out_slots(table, label, name, *buckets, pub_rate, v[0], fit),
                 v,
             )
         })

@@ -212,20 +212,7 @@ pub fn predict_published_reps(
             let predicted = v[0];
             let fitted = file == TABLE_240 && calibration.contains(&i);
             (
-                ValidationRow {
-                    table: file.to_string(),
-                    config: name.to_string(),
-                    x: buckets,
-                    published,
-                    predicted,
-                    fitted,
-                    algo: name.to_string(),
-                    buckets,
-                    ratio: predicted / published,
-                    role: plain_role(fitted),
-                    lo: None,
-                    hi: None,
-                },
+                ValidationRow::slots(file, name, name, buckets, published, predicted, fitted),
                 v,
             )
         })
