@@ -274,29 +274,60 @@ fn every_flood_row_is_judged_against_a_control_that_shares_no_bucket() {
 
 #[test]
 fn channel_separates_in_the_shared_table_only() {
-    let rs = json(&[
-        "attack",
-        "channel",
-        "--waiters",
-        "4",
-        "--scenario",
-        "cross",
-        "--samples",
-        "5000",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(rs.len(), 2);
-    let (g, p) = (&rs[0], &rs[1]);
-    assert_eq!(g["table"], "global");
-    assert_eq!(g["same_bucket"], true);
-    // The tool's own verdict: AUC above 0.5 by more than the no-waiter control's distance
-    // from 0.5 plus 4 null standard deviations. (An AUC bound of 0.8 failed once in CI at
-    // 0.73, with the control at 0.48: wake timing on a loaded 2-CPU machine is noisier,
-    // not absent.)
-    assert_eq!(g["separable"], true, "{g}");
-    assert_eq!(p["same_bucket"], false);
-    assert_eq!(p["separable"], false, "{p}");
+    // Where the hit probes land is decided by the tables' routing: no timing involved.
+    // Whether the times separate is a measurement on a shared, loaded 2-CPU machine, so the
+    // verdict is taken by majority over three runs. Each run's own verdict is blocked and
+    // paired (module docs of attack::channel): before it, one unblocked run in CI read an
+    // empty private bucket as occupied (AUC 0.60, control 0.50); an AUC bound of 0.8 once
+    // failed at 0.73 for the global table.
+    let mut global_separable = 0;
+    let mut private_separable = 0;
+    for _ in 0..3 {
+        let rs = json(&[
+            "attack",
+            "channel",
+            "--waiters",
+            "8",
+            "--scenario",
+            "cross",
+            "--samples",
+            "20000",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(rs.len(), 2);
+        let (g, p) = (&rs[0], &rs[1]);
+        assert_eq!(g["table"], "global");
+        assert_eq!(g["same_bucket"], true);
+        assert_eq!(p["same_bucket"], false);
+        for r in [g, p] {
+            // The blocked verdict's parts are recorded, and they agree with it: separable
+            // never without an excess of 4 standard errors.
+            let blocks = r["blocks"].as_u64().unwrap();
+            assert_eq!(blocks, 10, "{r}");
+            let (ex, se) = (
+                r["auc_excess"].as_f64().unwrap(),
+                r["auc_excess_se"].as_f64().unwrap(),
+            );
+            assert!(se > 0.0, "{r}");
+            if r["separable"] == true {
+                assert!(ex > 4.0 * se - 1e-4, "{r}");
+            }
+        }
+        global_separable += usize::from(g["separable"] == true);
+        private_separable += usize::from(p["separable"] == true);
+        if global_separable >= 2 && 3 - private_separable >= 2 {
+            break;
+        }
+    }
+    assert!(
+        global_separable >= 2,
+        "global separable in {global_separable} of 3 runs"
+    );
+    assert!(
+        private_separable <= 1,
+        "private separable in {private_separable} of 3 runs"
+    );
 }
 
 #[test]

@@ -24,17 +24,28 @@
 //! accuracy: the single-sample accuracy `p` of the best threshold rule "slower than `t` means
 //! occupied" (chosen on the first half of the samples, scored on the second half), then the
 //! smallest odd `n` whose majority vote of `n` independent decisions is right with
-//! probability ≥ 0.99 (binomial tail). Unless the AUC exceeds 0.5 by more than 4 null
-//! standard deviations (`sqrt((n1+n2+1) / (12 n1 n2))`; one-sided, since the mechanism only
-//! makes occupied buckets slower) plus the control's distance from 0.5 (the same probes
-//! timed with nobody parked: what is particular to the addresses), the channel is reported
-//! as not separable. Each class
-//! cycles over [`PROBES_PER_CLASS`] addresses so that per-address effects average out.
+//! probability ≥ 0.99 (binomial tail). Each class cycles over [`PROBES_PER_CLASS`] addresses
+//! so that per-address effects average out.
+//!
+//! The verdict is paired and blocked: the samples are taken in [`MAX_BLOCKS`] blocks (fewer
+//! for small `--samples`), each timing the same probes once with the waiters parked and once
+//! with nobody parked (the *control*: what is particular to the addresses, the clock and the
+//! moment), the two halves' order alternating from block to block. A block's *excess* is its
+//! parked AUC minus its control AUC. The channel is separable only if the pooled AUC exceeds
+//! 0.5 by more than [`SEPARATION_SD`] null standard deviations (`sqrt((n1+n2+1) / (12 n1
+//! n2))`, one-sided: the mechanism only makes occupied buckets slower) *and* the mean excess
+//! exceeds [`SEPARATION_SD`] standard errors, the larger of the blocks' own spread and the
+//! independent-sample figure. Why blocks: on a loaded 2-CPU machine successive wake times
+//! are not independent — across runs the control AUC alone spread 0.47–0.54 where
+//! independent samples of 5000 would spread ±0.006 — and one unblocked control timed before
+//! the parked run once let an empty private bucket read as occupied (AUC 0.60, control
+//! 0.50, in a CI run). The blocks' spread measures that dependence instead of assuming it
+//! away.
 //!
 //! Not measured: the real kernel's global table (it needs an `mm` the tool cannot know),
 //! other processes' waiters, and noise from other load beyond what this machine has.
 
-use super::flood::{Side, World, key, with_parked};
+use super::flood::{SEPARATION_SD, Side, World, key, with_parked};
 use super::oracle::AttackTable;
 use crate::hashers::KeyHasher;
 use crate::table::TableError;
@@ -49,6 +60,10 @@ pub const PROBE_BASE: u64 = 0x7f3a_6000_0000;
 pub const PROBES_PER_CLASS: usize = 16;
 /// Largest `n` reported for probes per decision.
 pub const MAX_PROBES_PER_DECISION: u64 = 1 << 20;
+/// Most blocks the samples are split into (module docs).
+pub const MAX_BLOCKS: usize = 10;
+/// Fewest samples per class in one block.
+pub const MIN_BLOCK_SAMPLES: usize = 50;
 
 /// Whose waiters are parked (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +118,7 @@ pub struct ChannelConfig {
 pub struct Separability {
     /// ROC AUC: P(hit > miss) + P(hit = miss) / 2.
     pub auc: f64,
-    /// Whether the AUC is more than 4 null standard deviations from 0.5.
+    /// Whether the AUC is more than [`SEPARATION_SD`] null standard deviations above 0.5.
     pub separable: bool,
     /// Single-sample accuracy of the best threshold (held out).
     pub accuracy: f64,
@@ -121,12 +136,42 @@ pub struct ChannelResult {
     pub miss_ns_median: f64,
     /// Whether the hit probes really share the waiters' bucket (by the table's routing).
     pub same_bucket: bool,
-    /// AUC of the same probes with nobody parked: the measurement's own artefacts. The
-    /// channel counts as separable only if its AUC exceeds 0.5 by more than this AUC's
-    /// distance from 0.5 plus 4 null standard deviations.
+    /// AUC of the same probes with nobody parked (all blocks pooled): the measurement's
+    /// own artefacts.
     pub auc_control: f64,
-    /// The figures.
+    /// Blocks the samples were taken in (module docs).
+    pub blocks: usize,
+    /// Mean over the blocks of (parked AUC − control AUC).
+    pub auc_excess: f64,
+    /// Standard error of [`Self::auc_excess`]: the larger of the blocks' spread and the
+    /// independent-sample figure.
+    pub auc_excess_se: f64,
+    /// The figures; `sep.separable` includes the blocked test (module docs).
     pub sep: Separability,
+}
+
+/// The blocked, paired verdict (module docs): the mean of `excess` (one per block, each
+/// from blocks of `n_per_block` samples per class) and its standard error.
+pub fn excess_and_se(excess: &[f64], n_per_block: usize) -> (f64, f64) {
+    let b = excess.len();
+    if b == 0 {
+        return (0.0, f64::INFINITY);
+    }
+    let mean = excess.iter().sum::<f64>() / b as f64;
+    // Two independent AUCs of n × n samples: the difference's variance is twice one's.
+    let independent = (2.0f64).sqrt() * null_sd(n_per_block, n_per_block) / (b as f64).sqrt();
+    let spread = if b > 1 {
+        let var = excess.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (b - 1) as f64;
+        (var / b as f64).sqrt()
+    } else {
+        0.0
+    };
+    (mean, independent.max(spread))
+}
+
+/// How many blocks `samples` per class are split into.
+pub fn blocks_for(samples: usize) -> usize {
+    (samples / MIN_BLOCK_SAMPLES).clamp(1, MAX_BLOCKS)
 }
 
 /// ROC AUC of `pos` against `neg` by the rank sum (Mann–Whitney U), ties counted half.
@@ -210,7 +255,7 @@ pub fn separability(pos: &[f64], neg: &[f64]) -> Separability {
     let sd = null_sd(pos.len(), neg.len());
     // One-sided: the channel is "occupied is slower"; a hit class that is faster is an
     // artefact of the probes, not the mechanism.
-    let separable = n1 > 0.0 && n2 > 0.0 && a - 0.5 > 4.0 * sd;
+    let separable = n1 > 0.0 && n2 > 0.0 && a - 0.5 > SEPARATION_SD * sd;
     let above = true;
     // Threshold from the first half, accuracy on the second half.
     let (ptrain, ptest) = pos.split_at(pos.len() / 2);
@@ -321,25 +366,21 @@ pub fn run<H: KeyHasher + Clone>(
     .map(|a| key(cfg.attacker_mm, a))
     .collect();
     let same_bucket = hit_keys.iter().all(|k| attacker.bucket_id(k) == target);
-    let measure = || {
-        let mut hits = Vec::with_capacity(cfg.samples);
-        let mut misses = Vec::with_capacity(cfg.samples);
+    let measure = |n: usize, offset: usize| {
+        let mut hits = Vec::with_capacity(n);
+        let mut misses = Vec::with_capacity(n);
         let time = |k| {
             let t = Instant::now();
             std::hint::black_box(attacker.wake(k));
             t.elapsed().as_nanos() as f64
         };
-        for i in 0..cfg.samples.min(2000) {
-            time(&hit_keys[i % hit_keys.len()]);
-            time(&miss_keys[i % miss_keys.len()]);
-        }
-        for i in 0..cfg.samples {
+        for j in offset..offset + n {
             let (hk, mk) = (
-                &hit_keys[i % hit_keys.len()],
-                &miss_keys[i % miss_keys.len()],
+                &hit_keys[j % hit_keys.len()],
+                &miss_keys[j % miss_keys.len()],
             );
             // Alternate the order so that neither class always runs first.
-            if i % 2 == 0 {
+            if j % 2 == 0 {
                 hits.push(time(hk));
                 misses.push(time(mk));
             } else {
@@ -349,13 +390,37 @@ pub fn run<H: KeyHasher + Clone>(
         }
         (hits, misses)
     };
-    // Control: the same probes with nobody parked. What separates them now is particular
-    // to the addresses, not occupancy.
-    let (c_hits, c_misses) = measure();
-    let control = auc(&c_hits, &c_misses);
-    let (hits, misses) = with_parked(owner, owner_mm, &waiters, measure);
+    // Warm the clock, the code and the lines; not recorded.
+    measure(cfg.samples.min(2000), 0);
+    let blocks = blocks_for(cfg.samples);
+    let (mut hits, mut misses) = (Vec::new(), Vec::new());
+    let (mut c_hits, mut c_misses) = (Vec::new(), Vec::new());
+    let mut excess = Vec::with_capacity(blocks);
+    let mut offset = 0;
+    for b in 0..blocks {
+        // Samples per class in this block: `samples` split as evenly as it goes.
+        let n = cfg.samples / blocks + usize::from(b < cfg.samples % blocks);
+        let parked = || with_parked(owner, owner_mm, &waiters, || measure(n, offset));
+        let control = || measure(n, offset);
+        // The control: the same probes with nobody parked. Its order against the parked
+        // half alternates so that a drift within a block cancels over the blocks.
+        let ((ph, pm), (ch, cm)) = if b % 2 == 0 {
+            let c = control();
+            (parked(), c)
+        } else {
+            let p = parked();
+            (p, control())
+        };
+        excess.push(auc(&ph, &pm) - auc(&ch, &cm));
+        hits.extend(ph);
+        misses.extend(pm);
+        c_hits.extend(ch);
+        c_misses.extend(cm);
+        offset += n;
+    }
+    let (auc_excess, auc_excess_se) = excess_and_se(&excess, cfg.samples / blocks);
     let mut sep = separability(&hits, &misses);
-    if sep.auc - 0.5 <= (control - 0.5).abs() + 4.0 * null_sd(hits.len(), misses.len()) {
+    if auc_excess <= SEPARATION_SD * auc_excess_se {
         sep.separable = false;
         sep.probes_per_decision_99 = None;
     }
@@ -363,7 +428,10 @@ pub fn run<H: KeyHasher + Clone>(
         hit_ns_median: median(&hits),
         miss_ns_median: median(&misses),
         same_bucket,
-        auc_control: control,
+        auc_control: auc(&c_hits, &c_misses),
+        blocks,
+        auc_excess,
+        auc_excess_se,
         sep,
     })
 }
@@ -414,6 +482,27 @@ mod tests {
         let s = separability(&neg, &neg);
         assert!(!s.separable);
         assert_eq!(s.probes_per_decision_99, None);
+    }
+
+    #[test]
+    fn blocked_excess_closed_forms() {
+        // Identical excesses: no spread, so the independent-sample figure is the error:
+        // sqrt(2) * sqrt((2n + 1) / (12 n^2)) / sqrt(b) with n = 100, b = 4.
+        let (m, se) = excess_and_se(&[0.1; 4], 100);
+        assert!((m - 0.1).abs() < 1e-12);
+        let want = (2.0f64 * 201.0 / (12.0 * 100.0 * 100.0)).sqrt() / 2.0;
+        assert!((se - want).abs() < 1e-12, "{se} {want}");
+        // Spread above that: sample sd of (0, 0.2, 0, 0.2) is sqrt(0.04 / 3), over sqrt(4).
+        let (m, se) = excess_and_se(&[0.0, 0.2, 0.0, 0.2], 100);
+        assert!((m - 0.1).abs() < 1e-12);
+        let want = (0.04f64 / 3.0).sqrt() / 2.0;
+        assert!((se - want).abs() < 1e-12, "{se} {want}");
+        assert!(excess_and_se(&[], 100).1.is_infinite());
+        // 100 samples make two blocks of 50; ten blocks at most.
+        assert_eq!(blocks_for(100), 2);
+        assert_eq!(blocks_for(149), 2);
+        assert_eq!(blocks_for(5000), 10);
+        assert_eq!(blocks_for(20_000_000), 10);
     }
 
     #[test]

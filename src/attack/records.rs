@@ -435,6 +435,13 @@ pub struct ChannelRecord {
     pub auc: f64,
     /// The same probes' AUC with nobody parked.
     pub auc_control: f64,
+    /// Blocks the samples were taken in, each with its own control (module docs of
+    /// `channel`).
+    pub blocks: usize,
+    /// Mean over the blocks of (AUC − control AUC), 4 decimals.
+    pub auc_excess: f64,
+    /// Its standard error, 4 decimals.
+    pub auc_excess_se: f64,
     /// The channel separates (module docs of `channel`).
     pub separable: bool,
     /// Held-out single-sample accuracy.
@@ -478,6 +485,9 @@ pub fn channel_records(req: &ChannelRequest) -> Result<Vec<ChannelRecord>, Table
                         miss_ns_median: r.miss_ns_median,
                         auc: round(r.sep.auc, 10000.0),
                         auc_control: round(r.auc_control, 10000.0),
+                        blocks: r.blocks,
+                        auc_excess: round(r.auc_excess, 10000.0),
+                        auc_excess_se: round(r.auc_excess_se, 10000.0),
                         separable: r.sep.separable,
                         accuracy: round(r.sep.accuracy, 10000.0),
                         probes_per_decision_99: r.sep.probes_per_decision_99,

@@ -541,9 +541,13 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
             "model table, real parked threads; {}; {} timed wakes per class, hit and miss \
              alternating, monotonic clock around each call (its cost is in both classes); \
              probes per decision: majority vote of independent samples at the held-out \
-             single-sample accuracy; AUC control: the same probes with nobody parked\n{}",
+             single-sample accuracy; AUC control: the same probes with nobody parked; \
+             excess: parked minus control AUC, mean of {} blocks each with its own control, \
+             ± its standard error; separable when the AUC and the excess both clear 4 \
+             standard errors\n{}",
             describe(&tables),
             a.samples,
+            records.first().map_or(0, |r| r.blocks),
             channel_table(&records)
         )
     })
@@ -560,6 +564,7 @@ fn channel_table(records: &[ChannelRecord]) -> String {
         "miss ns (median)",
         "AUC",
         "AUC control",
+        "excess ± se",
         "accuracy",
         "probes per decision (99%)",
     ]);
@@ -574,9 +579,15 @@ fn channel_table(records: &[ChannelRecord]) -> String {
             format!("{:.0}", r.miss_ns_median),
             format!("{:.3}", r.auc),
             format!("{:.3}", r.auc_control),
+            format!("{:+.3} ± {:.3}", r.auc_excess, r.auc_excess_se),
             format!("{:.3}", r.accuracy),
-            r.probes_per_decision_99
-                .map_or("not separable".to_string(), |n| n.to_string()),
+            match (r.separable, r.probes_per_decision_99) {
+                (false, _) => "not separable".to_string(),
+                (true, Some(n)) => n.to_string(),
+                // Separable by rank, but no threshold rule beat a coin on the held-out half
+                // (or the vote needs more than the largest count reported).
+                (true, None) => "separable, no count".to_string(),
+            },
         ]);
     }
     t.render_within(MAIL_WIDTH, 1)
