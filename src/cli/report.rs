@@ -34,7 +34,9 @@ pub(super) struct ReportArgs {
     /// answered next to the seed's 256-CPU box.
     #[arg(long, value_name = "PROFILE")]
     profile: Option<String>,
-    /// Runs of every measured figure (medians and ranges; the answers use at least 3).
+    /// Runs of every measured throughput figure (medians and ranges; the answers use at least
+    /// 3). Hash costs are timed in their own interleaved rounds either way (41 with --quick,
+    /// 121 without), which this does not change.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=50))]
     repeat: u32,
