@@ -291,3 +291,95 @@ fn a_verdict_plot_labels_its_axis_with_the_verdicts() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--diagnostics` judges the 32-bit hash of random private keys, per hasher: no table
+/// size, reduction, statistic or workload enters it. Each of those flags, given with it,
+/// is refused before any work with one line naming the flag, also when its value is the
+/// default (`--stat collisions`, `--buckets 2..131072`, `--reduce mask`); they used to be
+/// accepted and silently ignored (exit 0, the diagnostics table).
+#[test]
+fn diagnostics_refuses_the_flags_it_has_no_use_for() {
+    let cases: [(&str, &str); 11] = [
+        ("--stat", "collisions"),
+        ("--stat", "chi2"),
+        ("--buckets", "2..131072"),
+        ("--buckets", "16"),
+        ("--reduce", "mask"),
+        ("--reduce", "high"),
+        ("--workload", "perf"),
+        ("--keys", "100"),
+        ("--processes", "4"),
+        ("--weight", "keys"),
+        // A bad value is refused for the flag, not for its value.
+        ("--buckets", "7"),
+    ];
+    for (flag, value) in cases {
+        let args = [
+            "dist",
+            "--diagnostics",
+            "--algo",
+            "jhash2",
+            "--samples",
+            "64",
+            flag,
+            value,
+        ];
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} does not apply to --diagnostics")),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: work was done");
+    }
+    // The flags it does use still work.
+    let out = run(&[
+        "dist",
+        "--diagnostics",
+        "--algo",
+        "jhash2",
+        "--samples",
+        "64",
+        "--seed",
+        "1",
+        "--hash-key",
+        "000102030405060708090a0b0c0d0e0f",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+}
+
+/// `--samples` is read by `--diagnostics` only: without it (the distribution sweep, or
+/// `--hashes`) it is refused, also at its default 4096; it used to be ignored.
+#[test]
+fn samples_without_diagnostics_is_refused() {
+    for value in ["4096", "64"] {
+        let args = [
+            "dist",
+            "--algo",
+            "jhash2",
+            "--keys",
+            "100",
+            "--samples",
+            value,
+        ];
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("--samples") && err.contains("--diagnostics"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: work was done");
+    }
+}

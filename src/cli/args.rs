@@ -20,6 +20,32 @@ pub struct OutputArgs {
     pub output: Option<PathBuf>,
 }
 
+/// The flags the user gave on the command line, by clap id (the field's name, e.g.
+/// `ops`, `hash_key`): filled from clap's matches after parsing ([`super::run`]), so that a
+/// run with no use for a flag can refuse it when it was given, an explicit value equal to
+/// the default included, and not when the default merely applies.
+#[derive(Clone, Debug, Default)]
+pub struct Given(Vec<String>);
+
+impl Given {
+    /// The arguments of `m` whose value came from the command line (`ValueSource::CommandLine`).
+    pub fn of(m: &clap::ArgMatches) -> Given {
+        Given(
+            m.ids()
+                .filter(|id| {
+                    m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .map(|id| id.as_str().to_string())
+                .collect(),
+        )
+    }
+
+    /// Whether the argument with clap id `id` was given on the command line.
+    pub fn has(&self, id: &str) -> bool {
+        self.0.iter().any(|g| g == id)
+    }
+}
+
 impl OutputArgs {
     /// [`check_output_path`] for `--output`, to be called before the work starts; without
     /// it, that stdout is not the full device (`> /dev/full`, found by its number, nothing

@@ -103,12 +103,13 @@ pub(super) struct DistArgs {
     /// e.g. `futexhash keys` output hashed by another program. Duplicate keys count once.
     #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["algo", "workload", "keys", "seed", "diagnostics"])]
     hashes: Option<PathBuf>,
-    /// Print the per-hasher bit diagnostics (differential and avalanche) instead. No
-    /// plot: they are per hasher, with no table size to draw them against, so `--plot` is
-    /// refused with them (before any work).
+    /// Print the per-hasher bit diagnostics (differential and avalanche) instead. They
+    /// judge the 32-bit hash of random private keys, with no table size: `--plot`,
+    /// `--stat`, `--buckets`, `--reduce`, `--workload`, `--keys`, `--processes` and
+    /// `--weight` are refused with them (before any work), whatever the value given.
     #[arg(long, conflicts_with = "plot")]
     diagnostics: bool,
-    /// Random keys sampled by --diagnostics.
+    /// Random keys sampled by --diagnostics (refused without it).
     #[arg(long, value_name = "N", value_parser = args::number, default_value = "4096")]
     samples: u64,
     /// Key of the keyed hashers: 32 hex digits, the 16 key bytes in order.
@@ -116,6 +117,44 @@ pub(super) struct DistArgs {
     hash_key: HashKey,
     #[command(flatten)]
     out: OutputArgs,
+    /// The flags given on the command line ([`args::Given`], set by [`super::run`]).
+    #[arg(skip)]
+    pub(super) given: args::Given,
+}
+
+/// The flags `--diagnostics` has no use for, by clap id and as spelled: the diagnostics
+/// judge the 32-bit hash value of random private keys, per hasher, so no table size,
+/// reduction, statistic, workload or weight enters them.
+const NOT_FOR_DIAGNOSTICS: [(&str, &str); 7] = [
+    ("stat", "--stat"),
+    ("buckets", "--buckets"),
+    ("reduce", "--reduce"),
+    ("workload", "--workload"),
+    ("keys", "--keys"),
+    ("processes", "--processes"),
+    ("weight", "--weight"),
+];
+
+/// Refuses, before any work, a flag given that the run asked for will not read: those of
+/// [`NOT_FOR_DIAGNOSTICS`] with `--diagnostics`, `--samples` without it.
+fn check_unused(a: &DistArgs) -> Result<(), CliError> {
+    if a.diagnostics {
+        if let Some((_, flag)) = NOT_FOR_DIAGNOSTICS.iter().find(|(id, _)| a.given.has(id)) {
+            return Err(CliError::Usage(format!(
+                "{flag} does not apply to --diagnostics (the bit diagnostics judge each \
+                 hasher's 32-bit value on --samples random private keys: no table size, \
+                 reduction, statistic or workload); drop {flag}, or --diagnostics for the \
+                 distribution table"
+            )));
+        }
+    } else if a.given.has("samples") {
+        return Err(CliError::Usage(format!(
+            "--samples '{}' only applies to --diagnostics (the random keys of the bit \
+             diagnostics); add --diagnostics or drop --samples",
+            a.samples
+        )));
+    }
+    Ok(())
 }
 
 fn run_err(e: impl std::fmt::Display) -> CliError {
@@ -123,6 +162,7 @@ fn run_err(e: impl std::fmt::Display) -> CliError {
 }
 
 pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
+    check_unused(&a)?;
     a.out.check()?;
     if let Some(p) = &a.plot {
         args::check_output_path(p, "plot")?;

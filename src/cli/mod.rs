@@ -69,6 +69,20 @@ enum Command {
     Attack(attack::AttackArgs),
 }
 
+impl Command {
+    /// Tells the subcommands that refuse the flags a run has no use for which flags the
+    /// user gave ([`args::Given`], from clap's matches `m` of the whole command line):
+    /// given, not merely different from the default.
+    fn note_given(&mut self, m: &clap::ArgMatches) {
+        let Some((_, sm)) = m.subcommand() else {
+            return;
+        };
+        if let Command::Dist(a) = self {
+            a.given = args::Given::of(sm);
+        }
+    }
+}
+
 /// Why a subcommand failed.
 #[derive(Debug)]
 pub enum CliError {
@@ -203,7 +217,8 @@ where
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let parsed = command().try_get_matches_from(&args).and_then(|m| {
-        let cli = Cli::from_arg_matches(&m)?;
+        let mut cli = Cli::from_arg_matches(&m)?;
+        cli.command.note_given(&m);
         Ok((cli, m))
     });
     let cli = match parsed {
