@@ -750,3 +750,36 @@ fn trace_replay_refuses_plot_and_the_flags_it_does_not_use() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.exists());
 }
+
+/// Defect: the replay's check compared the perf loop's flags with their defaults, so
+/// `--ops 1500` (or `--warmup 200`, `-f 1024`, `--seed 1`), the default given explicitly,
+/// was accepted and ignored. A flag the user gave is refused whatever its value, with one
+/// line naming it; the defaults (1500, 200, 1024, 1) are those of docs/sim.md.
+#[test]
+fn trace_replay_refuses_its_unused_flags_given_at_their_default_values() {
+    let out = tmp("trace-defaults.csv");
+    let base = [
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        "trace:data/traces/xz-T2.strace",
+        "--output",
+        s(&out),
+    ];
+    for (extra, flag) in [
+        (&["--ops", "1500"][..], "--ops"),
+        (&["--warmup", "200"][..], "--warmup"),
+        (&["-f", "1024"][..], "--futexes"),
+        (&["--futexes", "1024"][..], "--futexes"),
+        (&["--seed", "1"][..], "--seed"),
+        (&["--same-node"][..], "--same-node"),
+    ] {
+        let err = refused(&[&base[..], extra].concat());
+        assert!(
+            err.contains(&format!("has no use for {flag}:")) && err.contains("trace"),
+            "{extra:?}: {err}"
+        );
+    }
+    assert!(!out.exists());
+}

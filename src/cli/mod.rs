@@ -77,8 +77,10 @@ impl Command {
         let Some((_, sm)) = m.subcommand() else {
             return;
         };
-        if let Command::Dist(a) = self {
-            a.given = args::Given::of(sm);
+        match self {
+            Command::Dist(a) => a.given = args::Given::of(sm),
+            Command::Sim(a) => a.note_given(sm),
+            _ => {}
         }
     }
 }

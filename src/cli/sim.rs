@@ -211,6 +211,19 @@ struct SimRunArgs {
     plot: Option<PathBuf>,
     #[command(flatten)]
     out: OutputArgs,
+    /// The flags given on the command line ([`args::Given`], set by [`super::run`]).
+    #[arg(skip)]
+    given: args::Given,
+}
+
+impl SimArgs {
+    /// Records the flags of a plain `sim` run given on the command line (`m`: sim's
+    /// matches; [`args::Given`]).
+    pub(super) fn note_given(&mut self, m: &clap::ArgMatches) {
+        if m.subcommand().is_none() {
+            self.run.given = args::Given::of(m);
+        }
+    }
 }
 
 pub(super) fn run(a: SimArgs) -> Result<(), CliError> {
@@ -479,13 +492,15 @@ fn run_trace(a: &SimRunArgs, profile: &MachineProfile, file: &Path) -> Result<()
         )));
     }
     // The trace's own threads, keys and calls are replayed: nothing of the perf loop's.
+    // Refused when given, whatever the value (`--ops 1500`, the default, too).
     let unused = [
-        ("--same-node", a.same_node),
-        ("--ops/--warmup", a.len.given()),
-        ("--futexes", a.futexes != 1024),
-        ("--seed", a.seed != 1),
+        ("same_node", "--same-node"),
+        ("ops", "--ops"),
+        ("warmup", "--warmup"),
+        ("futexes", "--futexes"),
+        ("seed", "--seed"),
     ];
-    if let Some((flag, _)) = unused.iter().find(|(_, given)| *given) {
+    if let Some((_, flag)) = unused.iter().find(|(id, _)| a.given.has(id)) {
         return Err(CliError::Usage(format!(
             "--workload trace:FILE has no use for {flag}: the trace's own threads, keys and \
              calls are replayed, each call once; drop {flag}"

@@ -36,13 +36,6 @@ impl LengthArgs {
             measured_ops: to_u32(self.ops, "--ops", 1)?,
         })
     }
-
-    /// Whether `--ops` or `--warmup` was set to other than its default (for the runs that
-    /// have no use for them).
-    pub(super) fn given(&self) -> bool {
-        let d = SimLength::default();
-        self.ops != u64::from(d.measured_ops) || self.warmup != u64::from(d.warmup_ops)
-    }
 }
 
 /// A run beyond the simulator's clock in the words of the flags that set its length: the
