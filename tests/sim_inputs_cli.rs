@@ -783,3 +783,55 @@ fn trace_replay_refuses_its_unused_flags_given_at_their_default_values() {
     }
     assert!(!out.exists());
 }
+
+/// The same defect in two more checks: `--workload lock` has no use for `-f` or `--seed`
+/// (futex_numa: one futex per node), and the perf loop none for `--think-scale` (a
+/// trace's think time); each was refused only when different from its default (1024,
+/// 1, 1), so `-f 1024`, `--seed 1`, `--think-scale 1` were accepted and ignored.
+/// `--algo jhash2` with lock is honoured (the test's hasher is jhash2) and still runs.
+#[test]
+fn lock_and_perf_loop_refuse_unused_flags_given_at_their_default_values() {
+    let lock = [
+        "sim",
+        "--profile",
+        "seed002-ivbep",
+        "--workload",
+        "lock",
+        "--ops",
+        "20",
+        "--warmup",
+        "0",
+    ];
+    for (extra, flag) in [
+        (&["-f", "1024"][..], "--futexes"),
+        (&["--seed", "1"][..], "--seed"),
+    ] {
+        let err = refused(&[&lock[..], extra].concat());
+        assert!(
+            err.contains(&format!("{flag} does not apply to --workload lock")),
+            "{extra:?}: {err}"
+        );
+    }
+    let hash = [
+        "sim",
+        "--profile",
+        "seed002-ivbep",
+        "-t",
+        "2",
+        "-b",
+        "16",
+        "--ops",
+        "20",
+        "--warmup",
+        "0",
+    ];
+    for workload in ["hash", "wake"] {
+        let err = refused(&[&hash[..], &["--workload", workload, "--think-scale", "1"]].concat());
+        assert!(
+            err.contains("--think-scale '1' only applies to --workload trace:FILE"),
+            "{workload}: {err}"
+        );
+    }
+    let o = futexhash(&[&lock[..], &["--algo", "jhash2"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
