@@ -813,8 +813,7 @@ pub fn run(ctx: &Context, dir: &Path, step: &mut dyn FnMut(&str)) -> Result<Repo
         .and_then(|((p, l), t)| Some((p, l.last()?, t)))
     {
         Some((p, top, t)) => {
-            decisions.push(t.qualify(answers::default_slots_decision(top, p.cpus, tol)));
-            decisions.push(t.qualify(answers::max_slots_decision(top, tol)));
+            decisions.extend(answers::slot_decisions(top, p.cpus, tol, t));
         }
         None => {
             return Err(ReportError::Missing(

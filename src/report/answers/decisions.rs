@@ -314,8 +314,14 @@ fn hash_decision_by_cost(v: &[HashVerdict], t: TableScope) -> Decision {
 
 /// The private hash's default: the smallest size within [`NEAR_GLOBAL`] of the global
 /// hash at the curve's thread count; confidence from what halving it costs, against the
-/// simulator's error `tol`.
+/// simulator's error `tol`. For a calibrated profile ([`slot_decisions`] for any).
 pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
+    default_slots(c, cpus, tol, true)
+}
+
+/// [`default_slots_decision`] on a profile `calibrated` or not: an uncalibrated one's
+/// sentences do not speak of the out-of-sample error as the error of its figures.
+fn default_slots(c: &SlotCurve, cpus: u32, tol: f64, calibrated: bool) -> Decision {
     let (merged, _) = policy_slots(c.threads, cpus);
     let share = |s: u64| c.at(s).map_or(f64::NAN, |p| p.ops / c.global.ops);
     match c.smallest_within(NEAR_GLOBAL) {
@@ -346,14 +352,22 @@ pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
                     pct(share(n)),
                     pct(share(merged)),
                 ),
-                would_change_if: format!(
-                    "the simulator's {} out-of-sample error were known to be smaller than the {} step \
-                     from the next smaller size, or the target machine's own curve put a \
-                     smaller size within {} of the global hash",
-                    error_pct(tol),
-                    pct(gap),
-                    pct(NEAR_GLOBAL)
-                ),
+                would_change_if: if calibrated {
+                    format!(
+                        "the simulator's {} out-of-sample error were known to be smaller than the {} step \
+                         from the next smaller size, or the target machine's own curve put a \
+                         smaller size within {} of the global hash",
+                        error_pct(tol),
+                        pct(gap),
+                        pct(NEAR_GLOBAL)
+                    )
+                } else {
+                    format!(
+                        "the target machine's own curve put a smaller size within {} of the \
+                         global hash",
+                        pct(NEAR_GLOBAL)
+                    )
+                },
             }
         }
         None => Decision {
@@ -378,8 +392,28 @@ pub fn default_slots_decision(c: &SlotCurve, cpus: u32, tol: f64) -> Decision {
 /// size): a limit under the default would forbid the size the kernel picks, so when the
 /// curve's plateau comes first the limit is the default and the evidence says why.
 /// Confidence from the rise that reached the limit (from the next smaller size) against
-/// `tol`.
+/// `tol`. For a calibrated profile ([`slot_decisions`] for any).
 pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
+    max_slots(c, tol, true)
+}
+
+/// [`max_slots_decision`] on a profile `calibrated` or not: for an uncalibrated one `tol`
+/// is named as the threshold it is, not as the error of its figures.
+fn max_slots(c: &SlotCurve, tol: f64, calibrated: bool) -> Decision {
+    // The plateau's threshold as the sentences name it.
+    let band = if calibrated {
+        format!("the {} out-of-sample error", error_pct(tol))
+    } else {
+        format!(
+            "{} (the calibrated boxes' error, used here only as a threshold)",
+            error_pct(tol)
+        )
+    };
+    let more = if calibrated {
+        "the out-of-sample error"
+    } else {
+        "that threshold"
+    };
     let Some(plateau) = c.plateau(tol) else {
         return Decision {
             decision: "private_max_slots",
@@ -408,30 +442,27 @@ pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
     let evidence = match default {
         None => format!(
             "On {} at {} threads (simulated), no size up to {top} slots is faster than {n} \
-             slots by more than the {} out-of-sample error; {step}.",
-            c.profile,
-            c.threads,
-            error_pct(tol)
+             slots by more than {band}; {step}.",
+            c.profile, c.threads,
         ),
         Some(d) => format!(
-            "On {} at {} threads (simulated), throughput stops rising beyond the {} \
-             out-of-sample error at {plateau} slots (no size up to {top} slots is faster by \
-             more), below the default of {d} slots (the smallest within {} of the global \
-             hash); the upper limit is never below the default, so it is {d}; {step}.",
+            "On {} at {} threads (simulated), throughput stops rising beyond {band} at \
+             {plateau} slots (no size up to {top} slots is faster by more), below the default \
+             of {d} slots (the smallest within {} of the global hash); the upper limit is \
+             never below the default, so it is {d}; {step}.",
             c.profile,
             c.threads,
-            error_pct(tol),
             pct(NEAR_GLOBAL)
         ),
     };
     let would_change_if = match default {
         None => format!(
-            "a size above {n} were faster by more than the out-of-sample error, e.g. with more \
-             threads or on a machine whose curve differs"
+            "a size above {n} were faster by more than {more}, e.g. with more threads or on a \
+             machine whose curve differs"
         ),
         Some(_) => format!(
             "the default came down to {plateau} slots or below (then {plateau}), or a size \
-             above {n} were faster by more than the out-of-sample error"
+             above {n} were faster by more than {more}"
         ),
     };
     Decision {
@@ -445,6 +476,16 @@ pub fn max_slots_decision(c: &SlotCurve, tol: f64) -> Decision {
         evidence,
         would_change_if,
     }
+}
+
+/// The private hash's default and upper limit on the decisions' machine (`c`: its curve at
+/// the most threads, `cpus` its CPUs), qualified by how far its profile was tested
+/// (`trust`, [`ProfileTrust::qualify`]).
+pub fn slot_decisions(c: &SlotCurve, cpus: u32, tol: f64, trust: &ProfileTrust) -> [Decision; 2] {
+    [
+        trust.qualify(default_slots(c, cpus, tol, trust.calibrated)),
+        trust.qualify(max_slots(c, tol, trust.calibrated)),
+    ]
 }
 
 /// Aligned or packed buckets: the direction of seed 003's published aligned ÷ packed
@@ -610,19 +651,32 @@ pub fn numa_decision(
     // large single table keeps two locks in separate buckets as well), and the
     // cross-node cost behind it is not fitted to any NUMA measurement: it decides
     // nothing between the two designs.
-    let shows = if crate::report::spread::differs(top.separated, top.forced, tol) {
-        format!(
+    // On an uncalibrated profile `tol` is no error of its figures, only a threshold.
+    let differs = crate::report::spread::differs(top.separated, top.forced, tol);
+    let shows = match (differs, trust.calibrated) {
+        (true, true) => format!(
             "one bucket per node gives {ratio:.2}× the loops of both nodes' contenders in one \
              bucket (seed 002's FUTEX_SQUASH test: every node reduced to one bucket; {} \
              out-of-sample error)",
             error_pct(tol)
-        )
-    } else {
-        format!(
+        ),
+        (true, false) => format!(
+            "one bucket per node gives {ratio:.2}× the loops of both nodes' contenders in one \
+             bucket (seed 002's FUTEX_SQUASH test: every node reduced to one bucket; a gap \
+             beyond {}, the calibrated boxes' error, used here only as a threshold)",
+            error_pct(tol)
+        ),
+        (false, true) => format!(
             "one bucket per node and both nodes' contenders in one bucket do not differ \
              beyond the {} out-of-sample error ({ratio:.2}×, seed 002's FUTEX_SQUASH test)",
             error_pct(tol)
-        )
+        ),
+        (false, false) => format!(
+            "one bucket per node and both nodes' contenders in one bucket do not differ \
+             beyond {}, the calibrated boxes' error, used here only as a threshold \
+             ({ratio:.2}×, seed 002's FUTEX_SQUASH test)",
+            error_pct(tol)
+        ),
     };
     let d = Decision {
         decision: "numa_split",
@@ -1035,6 +1089,101 @@ mod tests {
         let d = numa_decision(&[n(3.5)], 0.1, &trust("box", false), &seedbox);
         assert_eq!(d.confidence, Confidence::Low);
         assert!(d.evidence.contains("untested"), "{}", d.evidence);
+    }
+
+    /// Defect: a decision on a profile no futex measurement calibrated was rated low with
+    /// a note that the out-of-sample error does not apply, yet its evidence still quoted
+    /// that error as the band it was judged by ("throughput stops rising beyond the 16.5 %
+    /// out-of-sample error at 1024 slots"). Its evidence now says the profile is
+    /// uncalibrated and its prediction carries no measured accuracy, and names the figure
+    /// only as the threshold it is; a calibrated profile's sentences are as before.
+    #[test]
+    fn an_uncalibrated_profile_s_decisions_quote_no_model_error() {
+        // Global 100; 512 → 80, 1024 → 94, 2048 → 98, 4096 → 98.5 (the plateau at 1024 and
+        // the default 2048 of the_upper_limit_is_never_below_the_default); error 16.5 %.
+        let c = curve(
+            100.0,
+            &[(512, 80.0), (1024, 94.0), (2048, 98.0), (4096, 98.5)],
+        );
+        let trust = |label: &str, calibrated: bool| ProfileTrust {
+            label: label.into(),
+            calibrated,
+            published_box: None,
+            exam: None,
+        };
+        let numa = NumaFigure {
+            profile: "box".into(),
+            nodes: 2,
+            contenders: 10,
+            separated: 3.5,
+            forced: 1.0,
+            seed_machine: false,
+        };
+        let seedbox = trust("seed box", true);
+        let raw = trust("box", false);
+        let [d, m] = slot_decisions(&c, 256, 0.165, &raw);
+        let n = numa_decision(std::slice::from_ref(&numa), 0.165, &raw, &seedbox);
+        for x in [&d, &m, &n] {
+            assert_eq!(x.confidence, Confidence::Low, "{}", x.decision);
+            for text in [&x.evidence, &x.would_change_if] {
+                assert!(
+                    !text.contains("out-of-sample error"),
+                    "{}: {text}",
+                    x.decision
+                );
+            }
+            assert!(
+                x.evidence.contains(
+                    "Box is uncalibrated: no futex measurement of its box calibrated it, so \
+                     its predictions are untested and carry no measured accuracy"
+                ),
+                "{}: {}",
+                x.decision,
+                x.evidence
+            );
+        }
+        assert!(
+            m.evidence.contains(
+                "throughput stops rising beyond 16.5 % (the calibrated boxes' error, used \
+                 here only as a threshold) at 1024 slots"
+            ),
+            "{}",
+            m.evidence
+        );
+        assert!(
+            n.evidence.contains(
+                "one bucket per node gives 3.50× the loops of both nodes' contenders in one \
+                 bucket (seed 002's FUTEX_SQUASH test: every node reduced to one bucket; a \
+                 gap beyond 16.5 %, the calibrated boxes' error, used here only as a \
+                 threshold)"
+            ),
+            "{}",
+            n.evidence
+        );
+        // Calibrated: the out-of-sample error is the band, as before.
+        let cal = trust("box", true);
+        let [d, m] = slot_decisions(&c, 256, 0.165, &cal);
+        let n = numa_decision(std::slice::from_ref(&numa), 0.165, &cal, &seedbox);
+        assert!(
+            d.would_change_if
+                .contains("the simulator's 16.5 % out-of-sample error were known"),
+            "{}",
+            d.would_change_if
+        );
+        assert!(
+            m.evidence
+                .contains("stops rising beyond the 16.5 % out-of-sample error at 1024 slots"),
+            "{}",
+            m.evidence
+        );
+        assert!(
+            n.evidence.contains("; 16.5 % out-of-sample error)"),
+            "{}",
+            n.evidence
+        );
+        for x in [&d, &m, &n] {
+            assert!(!x.evidence.contains("uncalibrated"), "{}", x.evidence);
+        }
     }
 
     #[test]

@@ -181,10 +181,11 @@ impl ProfileTrust {
         if self.calibrated {
             return d;
         }
-        // The decision table's short form of the caveat: one clause for the exam.
+        // The decision table's short form of the caveat: one clause for the exam. No error
+        // band is quoted for it: the simulator's error was measured on calibrated boxes.
         let mut why = format!(
-            "{} was not calibrated on any futex measurement of its box: its predictions are \
-             untested on one, and the out-of-sample error does not apply to them",
+            "{} is uncalibrated: no futex measurement of its box calibrated it, so its \
+             predictions are untested and carry no measured accuracy",
             sentence_start(&self.label)
         );
         if let Some(Ok(e)) = &self.exam {
@@ -505,7 +506,7 @@ mod tests {
         assert_eq!(q.confidence, Confidence::Low);
         assert!(
             q.evidence
-                .starts_with("e. Profile skl-2s-112 (112 CPUs, 2 node(s)) was not calibrated")
+                .starts_with("e. Profile skl-2s-112 (112 CPUs, 2 node(s)) is uncalibrated")
                 && q.evidence.contains(
                     "the model gives 0.95 of the global hash for 512 slots at 112 threads where \
                      the published runs measured 0.41 (646,390 vs 1,571,857 ops/s"
