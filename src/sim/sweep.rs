@@ -424,6 +424,17 @@ pub fn simulated_machine(p: &MachineProfile) -> String {
     format!("simulated: {}", p.name.replace(',', ";").replace('"', "'"))
 }
 
+/// The step of a simulated record's latency percentiles, ns: the engine times operations in
+/// whole picoseconds and [`sim_record`] rounds each percentile to a multiple of this (a
+/// [`BenchRecord`] holds latencies as whole nanoseconds). The report's tables of simulated
+/// p99s quote it (`report::answers::p99_note`).
+pub const LATENCY_STEP_NS: u64 = 1;
+
+/// `ns` rounded to the nearest multiple of [`LATENCY_STEP_NS`].
+fn latency_step(ns: f64) -> u64 {
+    (ns / LATENCY_STEP_NS as f64).round() as u64 * LATENCY_STEP_NS
+}
+
 /// A simulated run as a bench record (`backend = "sim"`, no process, full CPU share).
 #[allow(clippy::too_many_arguments)]
 fn sim_record(
@@ -448,9 +459,9 @@ fn sim_record(
         ops_per_sec: r.ops_per_sec,
         ops_per_sec_total: r.ops_per_sec_total,
         stderr_pct: r.stderr_pct,
-        latency_ns_p50: r.latency_ns_p50.round() as u64,
-        latency_ns_p99: r.latency_ns_p99.round() as u64,
-        latency_ns_p999: r.latency_ns_p999.round() as u64,
+        latency_ns_p50: latency_step(r.latency_ns_p50),
+        latency_ns_p99: latency_step(r.latency_ns_p99),
+        latency_ns_p999: latency_step(r.latency_ns_p999),
         ops_per_cpu_sec: r.ops_per_sec,
         cpu_share: 1.0,
         workload,

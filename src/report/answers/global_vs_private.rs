@@ -188,6 +188,8 @@ pub fn global_vs_private(
     };
     let mut sentences = Vec::new();
     let mut t = TextTable::new(["profile", "threads", "table", "slots", "ops/s", "p99 ns"]);
+    // The points whose simulated p99 the table prints, for the line under it.
+    let mut printed = Vec::new();
     let args = ctx.profile_args();
     for (k, (profile, list)) in curves.iter().enumerate() {
         let Some(top) = list.last() else { continue };
@@ -210,6 +212,7 @@ pub fn global_vs_private(
         let (merged, _) = policy_slots(top.threads, profile.cpus);
         for (name, slots) in [("global", 0), ("auto private", merged)] {
             if let Some(p) = top.at(slots) {
+                printed.push(p);
                 t.push(vec![
                     profile_short_label(profile),
                     top.threads.to_string(),
@@ -248,10 +251,11 @@ pub fn global_vs_private(
     ]);
     let _ = write!(
         a.evidence,
-        "Simulated, mean per-thread ops/s and p99 of one operation:\n\n{}\nMeasured on {machine} \
-         with the model table (jhash2): one victim thread next to one noisy thread on many \
-         futexes; median ± half-range of {} runs.\n\n{}",
+        "Simulated, mean per-thread ops/s and p99 of one operation:\n\n{}\n{}Measured on \
+         {machine} with the model table (jhash2): one victim thread next to one noisy thread \
+         on many futexes; median ± half-range of {} runs.\n\n{}",
         code(&t.render_within(MAX_WIDTH, 1)),
+        p99_note(&printed).map_or(String::new(), |n| format!("{n}\n\n")),
         noisy.global_ops.runs,
         code(&nt.render_within(MAX_WIDTH, 1))
     );
@@ -370,6 +374,38 @@ mod tests {
             "{}",
             a.evidence
         );
+    }
+
+    /// The simulated table's p99s carry the line giving their quantisation step (1 ns:
+    /// simulated records keep latencies as whole nanoseconds, `BenchRecord::latency_ns_p99:
+    /// u64`) and how many of its points have p50 = p99; the noisy neighbour's table is
+    /// measured, so no such line follows it. Its four rows: two profiles' global hash and
+    /// automatic size, one of them with p50 = p99.
+    #[test]
+    fn only_the_simulated_p99s_carry_the_quantisation_step() {
+        let (seed, user) = two_256_cpu_profiles();
+        let ctx = context(seed.clone(), Some(user.clone()));
+        let pts: Vec<(u64, f64)> = (1..=12).map(|k| (1u64 << k, 90.0)).collect();
+        let mut q = curve(100.0, &pts);
+        q.global.p50_ns = q.global.p99_ns;
+        let curves = vec![(seed, vec![q]), (user, vec![curve(100.0, &pts)])];
+        let n = noisy([900.0, 1000.0, 1100.0], [400.0, 500.0, 600.0], 600);
+        let a = global_vs_private(&ctx, &curves, &[], &n);
+        let note = "Simulated p99s are quantised: each latency percentile is rounded to a step \
+                    of 1 ns (`sim::sweep::LATENCY_STEP_NS`); in 1 of the 4 points with a p99 \
+                    here the p50 equals the p99 (the simulated latency takes one value there), \
+                    so that p99 is no tail.";
+        let at = a
+            .evidence
+            .find(note)
+            .unwrap_or_else(|| panic!("{}", a.evidence));
+        assert_eq!(
+            a.evidence.matches("Simulated p99s are quantised").count(),
+            1
+        );
+        // Under the simulated table, before the measured one.
+        assert!(a.evidence[..at].ends_with("```\n\n"), "{}", a.evidence);
+        assert!(at < a.evidence.find("| victim").unwrap(), "{}", a.evidence);
     }
 
     fn noisy(g99: [f64; 3], p99: [f64; 3], shared: u64) -> NoisyFigures {

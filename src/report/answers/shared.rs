@@ -28,6 +28,33 @@ pub(crate) fn code(text: &str) -> String {
     format!("```\n{text}```\n")
 }
 
+/// The line under an answer table that prints simulated p99s (`points`: the points whose
+/// p99 it prints): the step they are rounded to ([`crate::sim::sweep::LATENCY_STEP_NS`])
+/// and how many of them have a p50 equal to their p99 ([`SlotPoint::quantised`]). `None`
+/// when the table prints no simulated p99.
+pub fn p99_note(points: &[SlotPoint]) -> Option<String> {
+    if points.is_empty() {
+        return None;
+    }
+    let n = points.len();
+    let equal = match points.iter().filter(|p| p.quantised()).count() {
+        0 => format!("in none of the {n} points with a p99 here does the p50 equal the p99"),
+        1 => format!(
+            "in 1 of the {n} points with a p99 here the p50 equals the p99 (the simulated \
+             latency takes one value there), so that p99 is no tail"
+        ),
+        q => format!(
+            "in {q} of the {n} points with a p99 here the p50 equals the p99 (the simulated \
+             latency takes one value there), so those p99s are no tail"
+        ),
+    };
+    Some(format!(
+        "Simulated p99s are quantised: each latency percentile is rounded to a step of {} ns \
+         (`sim::sweep::LATENCY_STEP_NS`); {equal}.",
+        crate::sim::sweep::LATENCY_STEP_NS
+    ))
+}
+
 /// "matches the global hash within the ±8 % validated error" or "reaches 37 % of the
 /// global hash": `value` against `reference` with tolerance `tol`.
 pub fn relative(value: f64, reference: f64, tol: f64, reference_name: &str) -> String {
