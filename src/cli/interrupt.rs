@@ -13,7 +13,10 @@
 //!   writes what finished. The watcher steps in only when it does not: at a second
 //!   signal, or [`GRACE`] after the first, the run is abandoned — the usual cause is a
 //!   C hasher that never returns, which no flag can stop — and the process exits 130
-//!   saying nothing was written.
+//!   saying nothing was written. A second signal counts only if it comes at least
+//!   [`signals::REPEAT_AFTER`] after the first ([`signals::repeated`]): GNU `timeout -s
+//!   INT` signals the command and then its process group, microseconds apart, and that
+//!   one request must stop the run as one Ctrl-C does, keeping what finished.
 //!
 //! Either way the output is all or nothing: before it writes, the main thread claims the
 //! output ([`claim_output`]); the watcher exits only if it claims the run first. One
@@ -86,7 +89,7 @@ fn watcher(keeps: Keeps, on_abandon: impl FnOnce()) {
                 // The run stopped and writes what finished; it reports the signal.
                 return;
             }
-            let why = if signals::count() >= 2 {
+            let why = if signals::repeated() {
                 "a second signal came before it stopped".to_string()
             } else if first.elapsed() >= GRACE {
                 format!("it did not stop within {} s", GRACE.as_secs())
