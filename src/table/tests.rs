@@ -1,8 +1,11 @@
 //! Tests of the table: protocol (exhaustive), stress (no lost wake-ups), model-based
 //! (against a `Mutex<HashMap>` oracle), private-table semantics and routing.
 //!
-//! Every wait in these tests is bounded (timeouts of a few seconds that count as failures),
-//! so a lost wake-up fails a test instead of hanging CI.
+//! Every wait in these tests is bounded (timeouts that count as failures: 10 s, 30 s in
+//! the stress tests), so a lost wake-up fails a test instead of hanging CI; none is short
+//! enough for a busy machine to reach. A waiter that must time out only after the test's
+//! steps gets growing timeouts ([`with_growing_timeouts`]), so a slow machine is never a
+//! failure.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -42,6 +45,30 @@ fn wait_for(mut f: impl FnMut() -> bool, limit: Duration) -> bool {
         std::thread::yield_now();
     }
     f()
+}
+
+/// The timeouts, in turn, of a waiter a test needs to time out but only after steps that
+/// need it still queued: the first keeps the test short, the last outlasts any stall.
+const GROWING: [Duration; 3] = [
+    Duration::from_millis(300),
+    Duration::from_secs(3),
+    Duration::from_secs(30),
+];
+
+/// Runs `attempt` with each of [`GROWING`] until one is conclusive. An attempt returns
+/// false when its steps took the timeout or longer, measured from before it started the
+/// waiter (whose deadline is therefore later): the waiter may have timed out before a
+/// step that needed it queued, so nothing was shown either way. Otherwise it asserts and
+/// returns true. A slow machine thus gets a longer timeout, never a failure; a real bug
+/// fails every attempt's assertions, and a waiter that never returns hangs the test as
+/// before.
+fn with_growing_timeouts(name: &str, mut attempt: impl FnMut(Duration) -> bool) {
+    for timeout in GROWING {
+        if attempt(timeout) {
+            return;
+        }
+    }
+    panic!("{name}: the steps took longer than every timeout up to 30 s");
 }
 
 // ---------------------------------------------------------------- exhaustive protocol check
@@ -291,23 +318,46 @@ fn requeue_moves_then_wakes() {
 
 #[test]
 fn requeued_waiter_times_out_cleanly() {
-    let t = Arc::new(GlobalTable::<_, Packed>::new(jhash2(), geom(64)).unwrap());
-    let w = Arc::new(AtomicU32::new(0));
-    let (k1, k2) = (pkey(20), pkey(777));
-    assert_ne!(t.index_of(&k1), t.index_of(&k2), "test needs two buckets");
-    let h = {
-        let (t, w) = (t.clone(), w.clone());
-        std::thread::spawn(move || t.wait(&k1, &w, 0, Some(Duration::from_millis(300))))
-    };
-    assert!(wait_for(|| t.bucket(&k1).queued() == 1, LONG));
-    assert_eq!(t.requeue(&k1, &k2, 0, 1, None).unwrap().moved, 1);
-    assert_eq!(h.join().unwrap(), Ok(WaitOutcome::TimedOut));
-    assert_eq!(t.bucket(&k2).queued(), 0);
-    assert_eq!(t.bucket(&k2).waiter_count(), 0);
-    assert_eq!(t.bucket(&k1).waiter_count(), 0);
+    with_growing_timeouts("requeued waiter", |timeout| {
+        let t = Arc::new(GlobalTable::<_, Packed>::new(jhash2(), geom(64)).unwrap());
+        let w = Arc::new(AtomicU32::new(0));
+        let (k1, k2) = (pkey(20), pkey(777));
+        assert_ne!(t.index_of(&k1), t.index_of(&k2), "test needs two buckets");
+        let t0 = Instant::now();
+        let h = {
+            let (t, w) = (t.clone(), w.clone());
+            std::thread::spawn(move || t.wait(&k1, &w, 0, Some(timeout)))
+        };
+        let queued = wait_for(
+            || t.bucket(&k1).queued() == 1 || t0.elapsed() >= timeout,
+            timeout + LONG,
+        );
+        let moved = t.requeue(&k1, &k2, 0, 1, None).unwrap().moved;
+        let in_time = t0.elapsed() < timeout;
+        let outcome = h.join().unwrap();
+        if !in_time {
+            return false;
+        }
+        assert!(queued);
+        assert_eq!(moved, 1);
+        assert_eq!(outcome, Ok(WaitOutcome::TimedOut));
+        assert_eq!(t.bucket(&k2).queued(), 0);
+        assert_eq!(t.bucket(&k2).waiter_count(), 0);
+        assert_eq!(t.bucket(&k1).waiter_count(), 0);
+        true
+    });
 }
 
 // ---------------------------------------------------------------- stress: no lost wake-ups
+
+/// How long a stress waiter waits before it counts as lost (if its wake was issued) and how
+/// long the master waits for a round's acknowledgements. A wait that legitimately lasts
+/// this long needs the waking thread to be off the CPU for that long; at 5 s (the old
+/// value) a stalled busy machine could come near. A lost wake-up still fails, after 30 s.
+const STRESS_WAIT: Duration = Duration::from_secs(30);
+/// Longer than [`STRESS_WAIT`], so that a lost wake-up is reported as one, not as a round
+/// that was never acknowledged.
+const STRESS_ROUND: Duration = Duration::from_secs(120);
 
 type WaitFn<T> =
     fn(&T, &FutexKey, &AtomicU32, u32, Option<Duration>) -> Result<WaitOutcome, WaitError>;
@@ -349,7 +399,7 @@ fn stress_per_key<T: Send + Sync + 'static>(
                         // a waiter that already waits for round `v + 1`; once that wake has
                         // completed, only a wake for a changed word may wake us.
                         let done_before = wakes_done[i].load(Ordering::SeqCst);
-                        match wait(&table, &key, &words[i], v, Some(Duration::from_secs(5))) {
+                        match wait(&table, &key, &words[i], v, Some(STRESS_WAIT)) {
                             Err(WaitError::WouldBlock) => {}
                             Ok(WaitOutcome::Woken) => {
                                 if words[i].load(Ordering::SeqCst) == v && done_before >= v {
@@ -374,7 +424,7 @@ fn stress_per_key<T: Send + Sync + 'static>(
         assert!(
             wait_for(
                 || acked.load(Ordering::SeqCst) >= target || failed.load(Ordering::Relaxed),
-                Duration::from_secs(20)
+                STRESS_ROUND
             ),
             "round {r}: workers did not acknowledge"
         );
@@ -427,7 +477,7 @@ fn stress_broadcast<T: Send + Sync + 'static>(
                             break;
                         }
                         let done_before = wakes_done.load(Ordering::SeqCst);
-                        match wait(&table, &key, &gen_, v, Some(Duration::from_secs(5))) {
+                        match wait(&table, &key, &gen_, v, Some(STRESS_WAIT)) {
                             Ok(WaitOutcome::TimedOut) if wakes_done.load(Ordering::SeqCst) > v => {
                                 failed.store(true, Ordering::Relaxed)
                             }
@@ -449,7 +499,7 @@ fn stress_broadcast<T: Send + Sync + 'static>(
         assert!(
             wait_for(
                 || acked.load(Ordering::SeqCst) >= target || failed.load(Ordering::Relaxed),
-                Duration::from_secs(20)
+                STRESS_ROUND
             ),
             "round {r}: workers did not acknowledge"
         );
@@ -556,8 +606,7 @@ fn stress_futex_mutex_constant_hasher() {
                             c0 = word.swap(2, Ordering::Acquire);
                         }
                         while c0 != 0 {
-                            if t.wait(&key, word, 2, Some(Duration::from_secs(5)))
-                                == Ok(WaitOutcome::TimedOut)
+                            if t.wait(&key, word, 2, Some(STRESS_WAIT)) == Ok(WaitOutcome::TimedOut)
                             {
                                 to.fetch_add(1, Ordering::Relaxed);
                             }
@@ -584,7 +633,7 @@ fn stress_futex_mutex_constant_hasher() {
     assert_eq!(
         timeouts.load(Ordering::Relaxed),
         0,
-        "a waiter slept 5 s: lost wake-up"
+        "a waiter slept {STRESS_WAIT:?}: lost wake-up"
     );
     assert_eq!(t.buckets()[0].waiter_count(), 0);
 }
@@ -836,53 +885,63 @@ fn rfc_v2_policy() {
 fn resize_rehashes_queued_waiters() {
     // Waiters queued in a 2-slot table; growing to 64 and then switching to the global hash
     // must carry them along: all are woken afterwards, one times out cleanly after moving.
-    let p = Arc::new(process(SlotPolicy::Manual, 2));
-    p.set_slots(2).unwrap();
-    let mm = p.mm().unwrap();
-    let keys: Vec<FutexKey> = (0..6)
-        .map(|i| FutexKey::private(mm, 0x7f00_0000_0000 + 64 * i).unwrap())
-        .collect();
-    let w = Arc::new(AtomicU32::new(0));
-    let hs: Vec<_> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, &k)| {
-            let (p, w) = (p.clone(), w.clone());
-            let to = if i == 0 {
-                Duration::from_millis(400)
-            } else {
-                LONG
-            };
-            std::thread::spawn(move || p.wait(&k, &w, 0, Some(to)))
-        })
-        .collect();
-    assert!(wait_for(|| p.private_waiters() == 6, LONG));
-    p.set_slots(64).unwrap();
-    assert_eq!(p.private_waiters(), 6);
-    p.set_slots(0).unwrap();
-    assert_eq!(p.private_waiters(), 0);
-    let global_waiters = || -> u64 {
-        p.global()
-            .buckets()
+    with_growing_timeouts("resize", |short| {
+        // The others are woken by the test; their timeout only ends a lost wake-up.
+        let long = LONG + 10 * short;
+        let p = Arc::new(process(SlotPolicy::Manual, 2));
+        p.set_slots(2).unwrap();
+        let mm = p.mm().unwrap();
+        let keys: Vec<FutexKey> = (0..6)
+            .map(|i| FutexKey::private(mm, 0x7f00_0000_0000 + 64 * i).unwrap())
+            .collect();
+        let w = Arc::new(AtomicU32::new(0));
+        let t0 = Instant::now();
+        let hs: Vec<_> = keys
             .iter()
-            .map(|b| b.waiter_count() as u64)
-            .sum()
-    };
-    assert_eq!(global_waiters(), 6);
-    let mut outcomes = Vec::new();
-    let first = hs.into_iter().collect::<Vec<_>>();
-    let mut it = first.into_iter();
-    outcomes.push(it.next().unwrap().join().unwrap()); // the short one times out
-    for k in &keys[1..] {
-        assert_eq!(p.wake(k, 1), 1);
-    }
-    for h in it {
-        outcomes.push(h.join().unwrap());
-    }
-    assert_eq!(outcomes[0], Ok(WaitOutcome::TimedOut));
-    assert!(outcomes[1..].iter().all(|o| *o == Ok(WaitOutcome::Woken)));
-    assert_eq!(global_waiters(), 0);
-    assert_eq!(p.usage().len(), 2); // the 2- and 64-slot tables, both retired now
+            .enumerate()
+            .map(|(i, &k)| {
+                let (p, w) = (p.clone(), w.clone());
+                let to = if i == 0 { short } else { long };
+                std::thread::spawn(move || p.wait(&k, &w, 0, Some(to)))
+            })
+            .collect();
+        let queued = wait_for(
+            || p.private_waiters() == 6 || t0.elapsed() >= short,
+            short + LONG,
+        );
+        p.set_slots(64).unwrap();
+        let after_growing = p.private_waiters();
+        p.set_slots(0).unwrap();
+        let after_switching = p.private_waiters();
+        let global_waiters = || -> u64 {
+            p.global()
+                .buckets()
+                .iter()
+                .map(|b| b.waiter_count() as u64)
+                .sum()
+        };
+        let in_global = global_waiters();
+        let short_in_time = t0.elapsed() < short;
+        let mut it = hs.into_iter();
+        let first = it.next().unwrap().join().unwrap(); // the short one times out
+        let woken: Vec<usize> = keys[1..].iter().map(|k| p.wake(k, 1)).collect();
+        let long_in_time = t0.elapsed() < long;
+        let mut outcomes = vec![first];
+        outcomes.extend(it.map(|h| h.join().unwrap()));
+        if !(short_in_time && long_in_time) {
+            return false;
+        }
+        assert!(queued);
+        assert_eq!(after_growing, 6);
+        assert_eq!(after_switching, 0);
+        assert_eq!(in_global, 6);
+        assert_eq!(woken, [1; 5]);
+        assert_eq!(outcomes[0], Ok(WaitOutcome::TimedOut));
+        assert!(outcomes[1..].iter().all(|o| *o == Ok(WaitOutcome::Woken)));
+        assert_eq!(global_waiters(), 0);
+        assert_eq!(p.usage().len(), 2); // the 2- and 64-slot tables, both retired now
+        true
+    });
 }
 
 // ---------------------------------------------------------------- model-based test
@@ -1079,44 +1138,65 @@ fn waiter_moved_into_another_process_private_table_outlives_that_process() {
     // A's waiter blocks through A, which keeps only the shared global table alive, so B's
     // tables must outlive B or the waiter's timeout path locks freed memory.
     for how in ["first table", "requeue"] {
-        let a = Arc::new(process(SlotPolicy::Manual, 2));
-        let mm = a.mm().unwrap();
-        let b = Process::new(
-            mm,
-            a.global().clone(),
-            Builtin::by_name("jhash2-addr", HashKey::DEFAULT).unwrap(),
-            SlotPolicy::Manual,
-            Reduce::Mask,
-            2,
-        );
-        let private_of_b = FutexKey::private(mm, 0x7f00_0000_2000).unwrap();
-        let waited = if how == "first table" {
-            FutexKey::private(mm, 0x7f00_0000_1000).unwrap()
-        } else {
-            b.set_slots(16).unwrap();
-            FutexKey::inode(1, 0, 0x40).unwrap()
-        };
-        let word = Arc::new(AtomicU32::new(0));
-        let h = {
-            let (a, word) = (a.clone(), word.clone());
-            std::thread::spawn(move || a.wait(&waited, &word, 0, Some(Duration::from_millis(300))))
-        };
-        assert!(
-            wait_for(|| a.global().bucket(&waited).queued() == 1, LONG),
-            "{how}"
-        );
-        if how == "first table" {
-            b.set_slots(16).unwrap();
-        } else {
-            let r = b.requeue(&waited, &private_of_b, 0, 1, None).unwrap();
-            assert_eq!(r, Requeued { woken: 0, moved: 1 }, "{how}");
-        }
-        assert_eq!(a.global().bucket(&waited).queued(), 0, "{how}: not moved");
-        assert_eq!(b.private_waiters(), 1, "{how}: not in B's private table");
-        drop(b);
-        assert_eq!(a.global().adopted_tables(), 1, "{how}: B's table was freed");
-        assert_eq!(h.join().unwrap(), Ok(WaitOutcome::TimedOut), "{how}");
+        with_growing_timeouts(how, |timeout| moved_waiter_outlives(how, timeout));
     }
+}
+
+/// One case of [`waiter_moved_into_another_process_private_table_outlives_that_process`],
+/// with the waiter's timeout; false if the steps took that long (see
+/// [`with_growing_timeouts`]).
+fn moved_waiter_outlives(how: &str, timeout: Duration) -> bool {
+    let a = Arc::new(process(SlotPolicy::Manual, 2));
+    let mm = a.mm().unwrap();
+    let b = Process::new(
+        mm,
+        a.global().clone(),
+        Builtin::by_name("jhash2-addr", HashKey::DEFAULT).unwrap(),
+        SlotPolicy::Manual,
+        Reduce::Mask,
+        2,
+    );
+    let private_of_b = FutexKey::private(mm, 0x7f00_0000_2000).unwrap();
+    let waited = if how == "first table" {
+        FutexKey::private(mm, 0x7f00_0000_1000).unwrap()
+    } else {
+        b.set_slots(16).unwrap();
+        FutexKey::inode(1, 0, 0x40).unwrap()
+    };
+    let word = Arc::new(AtomicU32::new(0));
+    let t0 = Instant::now();
+    let h = {
+        let (a, word) = (a.clone(), word.clone());
+        std::thread::spawn(move || a.wait(&waited, &word, 0, Some(timeout)))
+    };
+    let queued = wait_for(
+        || a.global().bucket(&waited).queued() == 1 || t0.elapsed() >= timeout,
+        timeout + LONG,
+    );
+    let requeued = if how == "first table" {
+        b.set_slots(16).unwrap();
+        None
+    } else {
+        Some(b.requeue(&waited, &private_of_b, 0, 1, None).unwrap())
+    };
+    let left_in_global = a.global().bucket(&waited).queued();
+    let in_b = b.private_waiters();
+    drop(b);
+    let adopted = a.global().adopted_tables();
+    let in_time = t0.elapsed() < timeout;
+    let outcome = h.join().unwrap();
+    if !in_time {
+        return false;
+    }
+    assert!(queued, "{how}");
+    if let Some(r) = requeued {
+        assert_eq!(r, Requeued { woken: 0, moved: 1 }, "{how}");
+    }
+    assert_eq!(left_in_global, 0, "{how}: not moved");
+    assert_eq!(in_b, 1, "{how}: not in B's private table");
+    assert_eq!(adopted, 1, "{how}: B's table was freed");
+    assert_eq!(outcome, Ok(WaitOutcome::TimedOut), "{how}");
+    true
 }
 
 /// The `FutexTable` contract, driven through the trait only.
