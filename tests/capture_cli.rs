@@ -287,6 +287,36 @@ fn sigint_keeps_what_was_captured_and_ends_the_command() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn sigint_before_bpftrace_attaches_exits_130() {
+    if let Some(why) = cannot_capture() {
+        println!("SKIPPED sigint_before_bpftrace_attaches_exits_130: {why}");
+        return;
+    }
+    use common::signals;
+    let dir = scratch("early-sigint");
+    let cap = dir.join("early.fxc");
+    let child = signals::spawn(&["capture", "-o", cap.to_str().unwrap(), "--", "sleep", "60"]);
+    // The handler is installed before bpftrace starts, and bpftrace takes a second or more
+    // to attach: a signal now nearly always lands before the probes are up (and if not,
+    // the capture ends as any interrupted one does; both must exit 130, as the spec says
+    // of SIGINT).
+    signals::wait_until_catching(&child);
+    signals::signal(&child, libc::SIGINT);
+    let (code, _, err) = signals::finish_within(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{err}");
+    if err.contains("nothing captured") {
+        assert!(
+            !cap.exists(),
+            "a file was written although nothing was captured"
+        );
+    } else {
+        let text = std::fs::read_to_string(&cap).unwrap();
+        assert!(text.contains("reason=interrupted"), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A capture of the busy target started by this test, with `limits` (e.g. `--seconds 2`).
 /// Returns the child and the time the capture said it had attached ("capturing pid"), when
 /// its `--seconds` clock starts.

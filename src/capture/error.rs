@@ -19,6 +19,9 @@ pub enum CaptureError {
     Bpftrace(String),
     /// Something failed while capturing or writing.
     Runtime(String),
+    /// A signal stopped the capture before bpftrace was attached: the target never ran
+    /// under the probes, so there is nothing to write.
+    Interrupted(String),
 }
 
 impl fmt::Display for CaptureError {
@@ -31,7 +34,8 @@ impl fmt::Display for CaptureError {
             | CaptureError::Kernel(s)
             | CaptureError::Target(s)
             | CaptureError::Bpftrace(s)
-            | CaptureError::Runtime(s) => f.write_str(s),
+            | CaptureError::Runtime(s)
+            | CaptureError::Interrupted(s) => f.write_str(s),
         }
     }
 }

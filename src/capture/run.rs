@@ -466,8 +466,9 @@ fn attach(
             }
         }
         if stop.load(Ordering::SeqCst) {
-            return Err(CaptureError::Runtime(
-                "interrupted before bpftrace was attached; nothing captured".into(),
+            return Err(CaptureError::Interrupted(
+                "interrupted before bpftrace was attached; nothing captured, no file written"
+                    .into(),
             ));
         }
         if t0.elapsed() > ATTACH_TIMEOUT {

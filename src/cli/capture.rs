@@ -43,6 +43,11 @@ pub(super) struct CaptureArgs {
 fn map_err(e: CaptureError) -> CliError {
     match e {
         CaptureError::Runtime(s) => CliError::Runtime(s),
+        CaptureError::Interrupted(s) => {
+            // An interrupted program exits 128 + SIGINT, whether or not probes were up.
+            eprintln!("futexhash: {s}");
+            CliError::InterruptedReported
+        }
         other => CliError::Usage(other.to_string()),
     }
 }
