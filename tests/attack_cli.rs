@@ -710,3 +710,41 @@ fn channel_text_repeats_row_labels_and_fits_100_columns() {
     assert!(flat.contains("private table 16 slots (--slots)"), "{flat}");
     assert!(!flat.contains("global table"), "{flat}");
 }
+
+/// `attack flood` counts its configurations on one line when stderr is a terminal (it ran
+/// in silence for minutes with `--algo all`), and writes nothing extra when it is not.
+#[test]
+fn flood_counts_its_configurations_on_a_terminal_only() {
+    let args = [
+        "attack",
+        "flood",
+        "--algo",
+        "jhash2",
+        "--table",
+        "global",
+        "--victim",
+        "wake,pingpong",
+        "--placement",
+        "blind",
+        "--attacker-keys",
+        "1",
+        "--duration-ms",
+        "1",
+        "--reps",
+        "1",
+        "--format",
+        "csv",
+    ];
+    let (child, screen) = common::pty::spawn_on_terminal(&args);
+    let out = child.wait_with_output().unwrap();
+    let shown = screen.closed_text();
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    // A header and the two configurations' control and blind rows.
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 5);
+    assert!(shown.contains("attack flood: "), "{shown}");
+    assert!(shown.contains(" of 2 configurations done"), "{shown}");
+    let piped = futexhash(&args);
+    assert_eq!(piped.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert!(!err.contains("configurations done"), "{err:?}");
+}

@@ -591,8 +591,16 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
         victim_mm,
         attacker_mm,
     };
-    let records = records::flood_records(&req, interrupt::requested)
-        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    // One line counting the configurations, on a terminal only (a run takes seconds per
+    // configuration, minutes for `--algo all`).
+    let pb = super::progress::counter(
+        "attack flood",
+        req.configurations() as u64,
+        "configurations",
+    );
+    let records = records::flood_records(&req, || pb.inc(1), interrupt::requested);
+    pb.finish_and_clear();
+    let records = records.map_err(|e| CliError::Runtime(e.to_string()))?;
     render(&a.out, &records, || {
         format!(
             "{}\n{}",
