@@ -378,3 +378,373 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// Runs `args`, expects exit 2 with one line on stderr containing every `needles`, and no
+/// output (refused before any work).
+fn refused(args: &[&str], needles: &[&str]) {
+    let out = futexhash(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {err} lacks {n}");
+    }
+    assert!(out.stdout.is_empty(), "{args:?}: work was done");
+}
+
+/// Tables are capped at 2^24 buckets, as in `bench`, `sim` and `dist`: every size flag of
+/// every subcommand above it is refused with the value and the range. `channel` and
+/// `flood` used to panic in the table's mapping from 2^29 on, and `leak` accepted up to
+/// 2^31. The options that keep the old code's run short are there so that the test fails
+/// quickly on it rather than running a long attack.
+#[test]
+fn table_sizes_above_2_to_the_24_are_refused_with_the_range() {
+    let leak = ["attack", "leak", "--algo", "jhash2", "--space-bits", "8"];
+    let channel = ["attack", "channel", "--samples", "100", "--waiters", "1"];
+    let flood = [
+        "attack",
+        "flood",
+        "--algo",
+        "jhash2",
+        "--duration-ms",
+        "1",
+        "--reps",
+        "1",
+        "--attacker-keys",
+        "1",
+    ];
+    for cmd in [&leak[..], &channel[..], &flood[..]] {
+        for (flag, table) in [("--buckets", "global"), ("--slots", "private")] {
+            for v in ["33554432", "536870912", "2147483648"] {
+                let mut args = cmd.to_vec();
+                args.extend(["--table", table, flag, v]);
+                refused(&args, &[&format!("{flag} {v}"), "2..=16777216"]);
+            }
+        }
+    }
+    // The help states the range the code enforces.
+    for sub in ["leak", "channel", "flood"] {
+        let out = futexhash(&["attack", sub, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(help.matches("2..=2^24").count(), 2, "{sub}: {help}");
+    }
+}
+
+/// A table inside the cap but beyond what the process may map (here RLIMIT_AS of about
+/// 977 MiB against a 1 GiB table: 2^24 buckets of one 64-byte cache line) is refused up
+/// front naming the limit, where the mapping used to panic.
+#[test]
+fn a_table_beyond_the_memory_limits_is_refused_not_a_panic() {
+    for sub in ["channel --samples 100 --waiters 1", "flood --algo jhash2"] {
+        let script = format!(
+            "ulimit -v 1000000 && exec \"$0\" attack {sub} --table global --buckets 16777216"
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_futexhash")])
+            .output()
+            .expect("run sh");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sub}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{sub}: {err}");
+        assert!(err.contains("16777216 buckets"), "{sub}: {err}");
+        assert!(err.contains("RLIMIT_AS"), "{sub}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Flags the run would not read are refused when given, whatever their value; lists that
+/// name an item twice are refused naming it. Each of these used to run (the old code
+/// ignored the flag or dropped the repeat).
+#[test]
+fn unused_flags_and_repeated_list_items_are_refused() {
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let leak = ["attack", "leak", "--space-bits", "8", "--max-probes", "64"];
+    let channel = ["attack", "channel", "--samples", "100", "--waiters", "1"];
+    let flood = [
+        "attack",
+        "flood",
+        "--duration-ms",
+        "1",
+        "--reps",
+        "1",
+        "--attacker-keys",
+        "1",
+        "--placement",
+        "blind",
+        "--victim",
+        "wake",
+    ];
+    let with = |base: &[&'static str], more: &[&'static str]| {
+        let mut v = base.to_vec();
+        v.extend_from_slice(more);
+        v
+    };
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        // Keys with no keyed hasher to use them.
+        (
+            with(&leak, &["--algo", "jhash2", "--attacker-key", key]),
+            vec!["--attacker-key", "'jhash2'"],
+        ),
+        (
+            with(&leak, &["--algo", "jhash2,crc32", "--hash-key", key]),
+            vec!["--hash-key", "'jhash2,crc32'"],
+        ),
+        (
+            with(&flood, &["--algo", "jhash2", "--attacker-key", key]),
+            vec!["--attacker-key"],
+        ),
+        // A size of a table the run does not attack.
+        (
+            with(
+                &leak,
+                &["--algo", "jhash2", "--table", "global", "--slots", "16"],
+            ),
+            vec!["--slots 16", "private"],
+        ),
+        (
+            with(
+                &leak,
+                &["--algo", "jhash2", "--table", "private", "--buckets", "64"],
+            ),
+            vec!["--buckets 64", "global"],
+        ),
+        (
+            with(&channel, &["--table", "global", "--slots", "16"]),
+            vec!["--slots 16"],
+        ),
+        (
+            with(&channel, &["--table", "private", "--buckets", "64"]),
+            vec!["--buckets 64"],
+        ),
+        (
+            with(
+                &flood,
+                &["--algo", "jhash2", "--table", "global", "--slots", "16"],
+            ),
+            vec!["--slots 16"],
+        ),
+        // --cpus only sets default sizes: unused when every size read is given.
+        (
+            with(
+                &leak,
+                &[
+                    "--algo",
+                    "jhash2",
+                    "--table",
+                    "global",
+                    "--buckets",
+                    "64",
+                    "--cpus",
+                    "4",
+                ],
+            ),
+            vec!["--cpus 4"],
+        ),
+        // Repeats.
+        (
+            with(&leak, &["--algo", "jhash2,jhash2"]),
+            vec!["'jhash2' is listed twice"],
+        ),
+        (
+            with(&leak, &["--algo", "seed,jhash2"]),
+            vec!["'jhash2' is listed twice", "seed includes it"],
+        ),
+        (
+            with(&leak, &["--algo", "jhash2", "--table", "global,global"]),
+            vec!["'global' is listed twice"],
+        ),
+        (
+            with(&channel, &["--scenario", "cross,cross"]),
+            vec!["'cross' is listed twice"],
+        ),
+        (
+            with(
+                &["attack", "channel", "--samples", "100"],
+                &["--waiters", "8,0x8"],
+            ),
+            vec!["--waiters '0x8' is listed twice"],
+        ),
+        (
+            with(
+                &["attack", "flood", "--algo", "jhash2"],
+                &["--placement", "blind,blind"],
+            ),
+            vec!["'blind' is listed twice"],
+        ),
+        (
+            with(
+                &["attack", "flood", "--algo", "jhash2"],
+                &["--victim", "wake,wake"],
+            ),
+            vec!["'wake' is listed twice"],
+        ),
+    ];
+    for (args, needles) in &cases {
+        refused(args, needles);
+    }
+}
+
+/// Lines of `text` longer than the project's 100 columns.
+fn too_wide(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.chars().count() > 100).collect()
+}
+
+/// The first cell of each table block's header row, and the header cells of each block.
+fn block_headers(text: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        // A header row follows a block's top border (one that does not close a block).
+        if l.starts_with("+-") && (i == 0 || !lines[i - 1].starts_with('|')) {
+            let cells = lines[i + 1]
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect();
+            out.push(cells);
+        }
+    }
+    out
+}
+
+/// The text output of `leak`: each block of a split table repeats the columns a row is
+/// read by (hasher and table; only `algo` was), the preamble states the sizes used and
+/// where they came from (it quoted the kernel formula for a size given by --buckets), and
+/// no line is wider than 100 columns (the preamble was one line of about 600).
+#[test]
+fn leak_text_states_the_sizes_used_repeats_row_labels_and_fits_100_columns() {
+    let out = futexhash(&[
+        "attack",
+        "leak",
+        "--algo",
+        "hash_long_old-addr,jhash2",
+        "--space-bits",
+        "10",
+        "--buckets",
+        "64",
+        "--slots",
+        "32",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(too_wide(&text).is_empty(), "{:?}", too_wide(&text));
+    let blocks = block_headers(&text);
+    assert!(blocks.len() >= 2, "the table is split: {text}");
+    for b in &blocks {
+        assert_eq!(b[..2], ["algo", "table"], "{text}");
+    }
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("global table 64 buckets (--buckets)"),
+        "{flat}"
+    );
+    assert!(flat.contains("private table 32 slots (--slots)"), "{flat}");
+    assert!(!flat.contains("roundup_pow_of_two"), "{flat}");
+    // Defaults name their source: roundup_pow_of_two(256 x 4) = 1024 for --cpus 4.
+    let out = futexhash(&[
+        "attack",
+        "leak",
+        "--algo",
+        "jhash2",
+        "--space-bits",
+        "8",
+        "--table",
+        "global",
+        "--cpus",
+        "4",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("global table 1024 buckets (the kernel's size for 4 CPUs"),
+        "{flat}"
+    );
+    assert!(flat.contains("CPU count from --cpus"), "{flat}");
+    assert!(!flat.contains("private table"), "{flat}");
+}
+
+/// As for `leak`: `channel`'s split table repeats hasher, table, scenario and waiters in
+/// every block, and its preamble (one line of about 700) fits 100 columns. The figures are
+/// timings, but only the layout is checked.
+#[test]
+fn channel_text_repeats_row_labels_and_fits_100_columns() {
+    let out = futexhash(&[
+        "attack",
+        "channel",
+        "--algo",
+        "hash_long_old-addr",
+        "--samples",
+        "100",
+        "--waiters",
+        "1",
+        "--scenario",
+        "cross",
+        "--table",
+        "private",
+        "--slots",
+        "16",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(too_wide(&text).is_empty(), "{:?}", too_wide(&text));
+    let blocks = block_headers(&text);
+    assert!(blocks.len() >= 2, "the table is split: {text}");
+    for b in &blocks {
+        assert_eq!(b[..4], ["algo", "table", "scenario", "waiters"], "{text}");
+    }
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("private table 16 slots (--slots)"), "{flat}");
+    assert!(!flat.contains("global table"), "{flat}");
+}
+
+/// `attack flood` counts its configurations on one line when stderr is a terminal (it ran
+/// in silence for minutes with `--algo all`), and writes nothing extra when it is not.
+#[test]
+fn flood_counts_its_configurations_on_a_terminal_only() {
+    let args = [
+        "attack",
+        "flood",
+        "--algo",
+        "jhash2",
+        "--table",
+        "global",
+        "--victim",
+        "wake,pingpong",
+        "--placement",
+        "blind",
+        "--attacker-keys",
+        "1",
+        "--duration-ms",
+        "1",
+        "--reps",
+        "1",
+        "--format",
+        "csv",
+    ];
+    let (child, screen) = common::pty::spawn_on_terminal(&args);
+    let out = child.wait_with_output().unwrap();
+    let shown = screen.closed_text();
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    // A header and the two configurations' control and blind rows.
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 5);
+    assert!(shown.contains("attack flood: "), "{shown}");
+    assert!(shown.contains(" of 2 configurations done"), "{shown}");
+    let piped = futexhash(&args);
+    assert_eq!(piped.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert!(!err.contains("configurations done"), "{err:?}");
+}

@@ -308,11 +308,13 @@ pub struct FloodRecord {
     pub cpus: usize,
 }
 
-/// Every hasher × table × victim workload of `req`, each a [`flood::run_set`] of the
-/// control and the placements. Once `stop` says so no further configuration starts, and
-/// the records of those that finished are returned.
+/// Every hasher × table × victim workload of `req` ([`FloodRequest::configurations`] of
+/// them), each a [`flood::run_set`] of the control and the placements; `done` is called as
+/// each finishes. Once `stop` says so no further configuration starts, and the records of
+/// those that finished are returned.
 pub fn flood_records(
     req: &FloodRequest,
+    done: impl Fn(),
     stop: impl Fn() -> bool,
 ) -> Result<Vec<FloodRecord>, TableError> {
     let cpus = available_cpus();
@@ -338,10 +340,18 @@ pub fn flood_records(
                 for j in flood::run_set(kh, ah, &cfg, req.placements)? {
                     records.push(flood_record(req, kh, &cfg, &j, req.tables.size(t), cpus));
                 }
+                done();
             }
         }
     }
     Ok(records)
+}
+
+impl FloodRequest<'_> {
+    /// The configurations [`flood_records`] runs: hashers × tables × victim workloads.
+    pub fn configurations(&self) -> usize {
+        self.kernel.len() * self.tables.kinds.len() * self.workloads.len()
+    }
 }
 
 fn flood_record(

@@ -11,9 +11,9 @@ use crate::attack::records::{
     REAL_SLOTS, TableSizes, drawn_key,
 };
 use crate::bench::interrupt;
-use crate::hashers::HashKey;
+use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher, all_names};
 use crate::render::{Format, MAIL_WIDTH, TextTable, output};
-use crate::table::{kernel_per_node_size, merged_default_slots, possible_cpus};
+use crate::table::{Aligned, kernel_per_node_size, merged_default_slots, possible_cpus};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -33,6 +33,10 @@ enum AttackCmd {
     Channel(ChannelArgs),
 }
 
+/// Largest table `attack` builds or models: 2^24 buckets (slots), as `bench`, `sim` and
+/// `dist`, and the kernel's own global size for the most CPUs `--cpus` takes (65536).
+const MAX_TABLE: u64 = 1 << 24;
+
 /// Options shared by the subcommands: tables and their sizes.
 #[derive(Debug, Clone, clap::Args)]
 struct TableArgs {
@@ -40,30 +44,73 @@ struct TableArgs {
     /// table: address only), or a comma list.
     #[arg(long, value_name = "LIST", default_value = "global,private")]
     table: String,
-    /// Buckets of the global table (a power of two); default the kernel's size for --cpus,
-    /// roundup_pow_of_two(256 x CPUs).
+    /// Buckets of the global table, a power of two in 2..=2^24 (16777216); default the
+    /// kernel's size for --cpus, roundup_pow_of_two(256 x CPUs).
     #[arg(long, value_name = "N", value_parser = args::number)]
     buckets: Option<u64>,
-    /// Slots of the private table (a power of two >= 2); default the kernel's automatic
-    /// size for a process with --cpus threads.
+    /// Slots of the private table, a power of two in 2..=2^24 (16777216); default the
+    /// kernel's automatic size for a process with --cpus threads.
     #[arg(long, value_name = "N", value_parser = args::number)]
     slots: Option<u64>,
-    /// CPU count for the kernel's sizes (default: this machine's).
+    /// CPU count for the kernel's default sizes (default: this machine's); refused when
+    /// every size the run uses is given.
     #[arg(long, value_name = "N", value_parser = args::number)]
     cpus: Option<u64>,
 }
 
-/// One sentence stating the table sizes.
-fn describe(t: &TableSizes) -> String {
-    format!(
-        "global table {} buckets (kernel size for {} CPUs: roundup_pow_of_two(256 x {})), \
-         private table {} slots",
-        t.buckets, t.cpus, t.cpus, t.slots
-    )
+/// Which size flags a subcommand reads for the private table design: `leak` and `channel`
+/// hash private keys into the private table only (`--slots`); `flood` also aims its
+/// computed placement at the global table's buckets (`--buckets`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PrivateReads {
+    Slots,
+    SlotsAndBuckets,
+}
+
+/// The table sentence of a preamble: the size of each table the run attacks, and where
+/// that size came from (a flag, or the kernel's default for a CPU count).
+fn describe(t: &TableSizes, a: &TableArgs, private_reads: PrivateReads) -> String {
+    let cpus_from = if a.cpus.is_some() {
+        "CPU count from --cpus"
+    } else {
+        "this machine's CPU count"
+    };
+    let mut parts = Vec::new();
+    if reads_buckets(&t.kinds, private_reads) {
+        parts.push(match a.buckets {
+            Some(_) => format!("global table {} buckets (--buckets)", t.buckets),
+            None => format!(
+                "global table {} buckets (the kernel's size for {} CPUs, \
+                 roundup_pow_of_two(256 x {}); {cpus_from})",
+                t.buckets, t.cpus, t.cpus
+            ),
+        });
+    }
+    if t.kinds.contains(&AttackTable::Private) {
+        parts.push(match a.slots {
+            Some(_) => format!("private table {} slots (--slots)", t.slots),
+            None => format!(
+                "private table {} slots (the kernel's automatic size for a process with {} \
+                 threads on {} CPUs; {cpus_from})",
+                t.slots, t.cpus, t.cpus
+            ),
+        });
+    }
+    parts.join(", ")
+}
+
+/// Whether a run over the designs `kinds` reads the global table's size.
+fn reads_buckets(kinds: &[AttackTable], private_reads: PrivateReads) -> bool {
+    kinds.contains(&AttackTable::Global)
+        || (kinds.contains(&AttackTable::Private) && private_reads == PrivateReads::SlotsAndBuckets)
 }
 
 impl TableArgs {
-    fn check(&self) -> Result<TableSizes, CliError> {
+    /// The table designs and sizes asked for; refuses, before any work, a size out of
+    /// range and a size flag the run does not read (`--slots` without the private table,
+    /// `--buckets` without a design that reads it, `--cpus` when every size read is given).
+    fn check(&self, private_reads: PrivateReads) -> Result<TableSizes, CliError> {
+        no_repeats("table", &self.table)?;
         let mut kinds = Vec::new();
         for t in self.table.split(',').map(str::trim) {
             let k = match t {
@@ -75,9 +122,27 @@ impl TableArgs {
                     )));
                 }
             };
-            if !kinds.contains(&k) {
-                kinds.push(k);
-            }
+            kinds.push(k);
+        }
+        let reads_slots = kinds.contains(&AttackTable::Private);
+        let reads_buckets = reads_buckets(&kinds, private_reads);
+        if let Some(s) = self.slots
+            && !reads_slots
+        {
+            return Err(CliError::Usage(format!(
+                "--slots {s} sizes the private table, which --table {} does not attack; \
+                 drop --slots or add private to --table",
+                self.table
+            )));
+        }
+        if let Some(b) = self.buckets
+            && !reads_buckets
+        {
+            return Err(CliError::Usage(format!(
+                "--buckets {b} sizes the global table, which --table {} does not attack; \
+                 drop --buckets or add global to --table",
+                self.table
+            )));
         }
         let cpus = match self.cpus {
             None => possible_cpus(),
@@ -86,20 +151,29 @@ impl TableArgs {
                 return Err(CliError::Usage(format!("--cpus {n} must be in 1..=65536")));
             }
         };
-        let pow2 = |v: u64, what: &str, min: u64| -> Result<usize, CliError> {
-            if v < min || !v.is_power_of_two() || v > 1 << 31 {
+        if let Some(n) = self.cpus
+            && (!reads_buckets || self.buckets.is_some())
+            && (!reads_slots || self.slots.is_some())
+        {
+            return Err(CliError::Usage(format!(
+                "--cpus {n} only sets the default table sizes, and every size this run uses \
+                 is given; drop --cpus"
+            )));
+        }
+        let pow2 = |v: u64, what: &str| -> Result<usize, CliError> {
+            if v < 2 || !v.is_power_of_two() || v > MAX_TABLE {
                 return Err(CliError::Usage(format!(
-                    "--{what} {v} must be a power of two in {min}..=2^31"
+                    "--{what} {v} must be a power of two in 2..={MAX_TABLE} (2^24)"
                 )));
             }
             Ok(v as usize)
         };
         let buckets = match self.buckets {
-            Some(b) => pow2(b, "buckets", 2)?,
+            Some(b) => pow2(b, "buckets")?,
             None => kernel_per_node_size(cpus, 1),
         };
         let slots = match self.slots {
-            Some(s) => pow2(s, "slots", 2)?,
+            Some(s) => pow2(s, "slots")?,
             None => merged_default_slots(cpus, cpus, kernel_per_node_size(cpus, 1)),
         };
         Ok(TableSizes {
@@ -109,6 +183,80 @@ impl TableArgs {
             cpus,
         })
     }
+}
+
+/// Refuses, before any work, model tables that need more memory than this process may
+/// still use (`flood` and `channel` build them; `leak` only computes bucket indices): one
+/// global table of `buckets`, and with the private design one table of `slots` for each of
+/// the two processes, each bucket a 64-byte line ([`Aligned`]). Without this a table too
+/// large for the limits ends the run in a failed mapping.
+fn check_table_memory(t: &TableSizes) -> Result<(), CliError> {
+    let line = std::mem::size_of::<Aligned>() as u64;
+    let private = if t.kinds.contains(&AttackTable::Private) {
+        2 * t.slots as u64
+    } else {
+        0
+    };
+    let lines = t.buckets as u64 + private;
+    // Each table's mapping is made a huge page (2 MiB on x86-64) longer while it is aligned.
+    let slack = if private > 0 { 3 } else { 1 } * (2u64 << 20);
+    let what = if private > 0 {
+        format!(
+            "a global table of {} buckets and two private tables of {} slots ({line} bytes each)",
+            t.buckets, t.slots
+        )
+    } else {
+        format!(
+            "a global table of {} buckets ({line} bytes each)",
+            t.buckets
+        )
+    };
+    crate::limits::Limits::current()
+        .check_memory(lines * line + slack, &what)
+        .map_err(|e| CliError::Usage(format!("{e}; ask for smaller tables")))
+}
+
+/// Refuses, before any work, a comma list that names one item twice (`--table
+/// global,global`): one line naming the item, as `sim --kernel` does.
+fn no_repeats(flag: &str, list: &str) -> Result<(), CliError> {
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    for (i, item) in items.iter().enumerate() {
+        if !item.is_empty() && items[..i].contains(item) {
+            return Err(CliError::Usage(format!(
+                "--{flag} '{item}' is listed twice in '{list}'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// As [`no_repeats`] for an `--algo` list, whose `all` and `seed` stand for the built-ins
+/// they include: `seed,jhash2` names jhash2 twice.
+pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
+    no_repeats("algo", list)?;
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        let names: Vec<&str> = match item {
+            "all" => all_names(),
+            "seed" => SEED_EIGHT.to_vec(),
+            _ => vec![item],
+        };
+        for n in names {
+            if let Some((_, by)) = seen.iter().find(|(s, _)| *s == n) {
+                // Literal repeats were refused above: at least one of the two is a group.
+                let groups: Vec<&str> = [*by, item].into_iter().filter(|x| *x != n).collect();
+                let why = match groups[..] {
+                    [g] => format!("{g} includes it"),
+                    _ => format!("{} both include it", groups.join(" and ")),
+                };
+                return Err(CliError::Usage(format!(
+                    "--algo '{n}' is listed twice in '{list}' ({why})"
+                )));
+            }
+            seen.push((n, item));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, clap::Args)]
@@ -157,8 +305,27 @@ fn render<T: Serialize>(
     out.emit(&text)
 }
 
+/// Refuses, before any work, a key flag when no hasher of the list is keyed: the key
+/// would be read by nothing.
+fn no_key_without_keyed(hashers: &[SharedHasher], algo: &str, flag: &str) -> Result<(), CliError> {
+    if hashers.iter().any(|h| h.keyed()) {
+        return Ok(());
+    }
+    let keyed: Vec<&str> = all_names()
+        .into_iter()
+        .filter(|n| !n.ends_with("-addr"))
+        .filter(|n| Builtin::by_name(n, HashKey::DEFAULT).is_ok_and(|b| b.keyed()))
+        .collect();
+    Err(CliError::Usage(format!(
+        "{flag} is for keyed hashers and --algo '{algo}' has none (keyed: {} and their -addr \
+         forms); drop {flag}",
+        keyed.join(", ")
+    )))
+}
+
 fn run_leak(a: LeakArgs) -> Result<(), CliError> {
-    let tables = a.tables.check()?;
+    no_repeated_hashers(&a.algo)?;
+    let tables = a.tables.check(PrivateReads::Slots)?;
     if a.space_bits == 0 || a.space_bits > MAX_SPACE_BITS as u64 {
         return Err(CliError::Usage(format!(
             "--space-bits {} must be in 1..={MAX_SPACE_BITS}",
@@ -171,6 +338,12 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
     let space = CandidateSpace::direct_map(a.space_bits as u32).map_err(CliError::usage)?;
     let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
     let kernel = args::algo_list(&a.algo, kernel_key)?;
+    if a.hash_key.is_some() {
+        no_key_without_keyed(&kernel, &a.algo, "--hash-key")?;
+    }
+    if a.attacker_key.is_some() {
+        no_key_without_keyed(&kernel, &a.algo, "--attacker-key")?;
+    }
     let attacker = args::algo_list(&a.algo, a.attacker_key.unwrap_or(HashKey::DEFAULT))?;
     a.out.check()?;
     // The records are written when every attack is done (a scan of the candidate space
@@ -186,30 +359,49 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
         seed: a.seed,
         max_probes: a.max_probes,
     });
+    let keyed = kernel.iter().any(|h| h.keyed());
     render(&a.out, &records, || {
-        format!(
-            "candidate space for mm: 2^{} values, {:#x} + {} x 64 bytes (direct map, no KASLR); \
-             {}; secret mm drawn with seed {}; probes are timing decisions \
-             (`attack channel` gives samples per decision); keyed hashers: kernel key {}, \
-             attacker {}\n{}",
-            space.bits,
-            space.base,
-            space.len(),
-            describe(&tables),
-            a.seed,
-            if a.hash_key.is_some() {
-                "given"
-            } else {
-                "drawn from the seed"
-            },
-            match a.attacker_key {
-                None => "has no key and cannot test candidates".to_string(),
-                Some(k) if k == kernel_key => "has the kernel's key".to_string(),
-                Some(_) => "tests candidates with another key".to_string(),
-            },
-            leak_table(&records)
-        )
+        let mut lines = vec![
+            format!(
+                "candidate space for mm: 2^{} values, {:#x} + {} x 64 bytes (direct map, no \
+                 KASLR); secret mm drawn with seed {}",
+                space.bits,
+                space.base,
+                space.len(),
+                a.seed,
+            ),
+            format!(
+                "{}; probes are timing decisions (`attack channel` gives samples per \
+                 decision)",
+                describe(&tables, &a.tables, PrivateReads::Slots)
+            ),
+        ];
+        if keyed {
+            lines.push(format!(
+                "keyed hashers: kernel key {}, attacker {}",
+                if a.hash_key.is_some() {
+                    "given"
+                } else {
+                    "drawn from the seed"
+                },
+                match a.attacker_key {
+                    None => "has no key and cannot test candidates",
+                    Some(k) if k == kernel_key => "has the kernel's key",
+                    Some(_) => "tests candidates with another key",
+                },
+            ));
+        }
+        format!("{}\n{}", paragraphs(&lines), leak_table(&records))
     })
+}
+
+/// Sentences of a preamble, each starting a line and wrapped at the mail width.
+fn paragraphs(sentences: &[String]) -> String {
+    sentences
+        .iter()
+        .map(|s| wrap(s, MAIL_WIDTH))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn leak_table(records: &[LeakRecord]) -> String {
@@ -243,7 +435,8 @@ fn leak_table(records: &[LeakRecord]) -> String {
             format!("{:.2}", r.seconds),
         ]);
     }
-    t.render_within(MAIL_WIDTH, 1)
+    // A row is read by its hasher and table: both are repeated when the table is split.
+    t.render_within(MAIL_WIDTH, 2)
 }
 
 pub(super) fn run(a: AttackArgs) -> Result<(), CliError> {
@@ -288,9 +481,10 @@ struct FloodArgs {
     /// The kernel's key for the keyed hashers (32 hex digits); default: drawn from --seed.
     #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
     hash_key: Option<HashKey>,
-    /// The key the attacker assumes when computing placements for keyed hashers.
-    #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
-    attacker_key: HashKey,
+    /// The key the attacker assumes when computing placements for keyed hashers (default
+    /// 000102030405060708090a0b0c0d0e0f); refused when no hasher of --algo is keyed.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
+    attacker_key: Option<HashKey>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -301,14 +495,13 @@ fn list<T: Copy + PartialEq>(
     allowed: &str,
     parse: impl Fn(&str) -> Option<T>,
 ) -> Result<Vec<T>, CliError> {
+    no_repeats(what, s)?;
     let mut v = Vec::new();
     for p in s.split(',').map(str::trim) {
         let x = parse(p).ok_or_else(|| {
             CliError::Usage(format!("--{what} '{p}' is not allowed; allowed: {allowed}"))
         })?;
-        if !v.contains(&x) {
-            v.push(x);
-        }
+        v.push(x);
     }
     Ok(v)
 }
@@ -334,7 +527,8 @@ fn wrap(text: &str, width: usize) -> String {
 }
 
 fn run_flood(a: FloodArgs) -> Result<(), CliError> {
-    let tables = a.tables.check()?;
+    no_repeated_hashers(&a.algo)?;
+    let tables = a.tables.check(PrivateReads::SlotsAndBuckets)?;
     let placements = list(
         &a.placement,
         "placement",
@@ -367,7 +561,15 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     }
     let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
     let kernel = args::algo_list(&a.algo, kernel_key)?;
-    let attacker = args::algo_list(&a.algo, a.attacker_key)?;
+    if a.hash_key.is_some() {
+        no_key_without_keyed(&kernel, &a.algo, "--hash-key")?;
+    }
+    if a.attacker_key.is_some() {
+        no_key_without_keyed(&kernel, &a.algo, "--attacker-key")?;
+    }
+    let attacker_key = a.attacker_key.unwrap_or(HashKey::DEFAULT);
+    let attacker = args::algo_list(&a.algo, attacker_key)?;
+    check_table_memory(&tables)?;
     a.out.check()?;
     let (victim_mm, attacker_mm) = records::flood_mms(a.seed);
     // The model's waiters block for real, so they sit in this process's real futex hash
@@ -379,7 +581,7 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     let req = FloodRequest {
         kernel: &kernel,
         attacker: &attacker,
-        same_key: kernel_key == a.attacker_key,
+        same_key: kernel_key == attacker_key,
         tables: &tables,
         placements: &placements,
         workloads: &workloads,
@@ -389,12 +591,20 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
         victim_mm,
         attacker_mm,
     };
-    let records = records::flood_records(&req, interrupt::requested)
-        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    // One line counting the configurations, on a terminal only (a run takes seconds per
+    // configuration, minutes for `--algo all`).
+    let pb = super::progress::counter(
+        "attack flood",
+        req.configurations() as u64,
+        "configurations",
+    );
+    let records = records::flood_records(&req, || pb.inc(1), interrupt::requested);
+    pb.finish_and_clear();
+    let records = records.map_err(|e| CliError::Runtime(e.to_string()))?;
     render(&a.out, &records, || {
         format!(
             "{}\n{}",
-            wrap(&flood_header(&a, &req, real_slots), 100),
+            flood_header(&a, &req, real_slots),
             flood_table(&records)
         )
     })?;
@@ -419,27 +629,41 @@ fn flood_header(a: &FloodArgs, req: &FloodRequest, real_slots: Option<u64>) -> S
             a.attacker_keys
         )
     };
-    format!(
-        "model table, real threads; {}; victim mm {:#x}, attacker mm \
-         {:#x} (seed {}); computed placement assumes both mm values known \
-         (the leak gives only the attacker's own); discovered placement needs neither mm \
-         nor key, only a table shared with the victim; {threads}; this process's real \
-         futex hash: {}. shared: attacker waiters in the victim's buckets; control: \
-         victim rate alone / with as many waiters that share no bucket with it, median of \
-         {} repetitions; slowdown: beyond the control, exp(mean ln(control rate / \
-         attacked rate)), shown only when that log exceeds 4 null sd (the sd over the \
-         repetitions of ln(alone / control), at least {}), else not separable",
-        describe(req.tables),
-        req.victim_mm,
-        req.attacker_mm,
-        a.seed,
-        match real_slots {
-            Some(n) => format!("{n} private slots (set so the parked threads' real futexes stay out of the victim's way)"),
-            None => "unchanged (no PR_FUTEX_HASH): the victim's real park/unpark may share chains with the parked threads".into(),
-        },
-        a.reps,
-        flood::MIN_NULL_SD,
-    )
+    paragraphs(&[
+        format!(
+            "model table, real threads; {}",
+            describe(req.tables, &a.tables, PrivateReads::SlotsAndBuckets)
+        ),
+        format!(
+            "victim mm {:#x}, attacker mm {:#x} (seed {}); computed placement assumes both mm \
+             values known (the leak gives only the attacker's own); discovered placement \
+             needs neither mm nor key, only a table shared with the victim",
+            req.victim_mm, req.attacker_mm, a.seed,
+        ),
+        format!(
+            "{threads}; this process's real futex hash: {}",
+            match real_slots {
+                Some(n) => format!(
+                    "{n} private slots (set so the parked threads' real futexes stay out of \
+                     the victim's way)"
+                ),
+                None => "unchanged (no PR_FUTEX_HASH): the victim's real park/unpark may \
+                         share chains with the parked threads"
+                    .into(),
+            }
+        ),
+        format!(
+            "shared: attacker waiters in the victim's buckets; control: victim rate alone / \
+             with as many waiters that share no bucket with it, median of {} repetitions",
+            a.reps
+        ),
+        format!(
+            "slowdown: beyond the control, exp(mean ln(control rate / attacked rate)), shown \
+             only when that log exceeds 4 null sd (the sd over the repetitions of ln(alone / \
+             control), at least {}), else not separable",
+            flood::MIN_NULL_SD
+        ),
+    ])
 }
 
 /// Seven columns: 94 wide with the longest hasher name (hash_long_old-addr); the rates,
@@ -470,7 +694,8 @@ fn flood_table(records: &[FloodRecord]) -> String {
             },
         ]);
     }
-    t.render_within(MAIL_WIDTH, 1)
+    // A row is read by its first four columns: all are repeated when the table is split.
+    t.render_within(MAIL_WIDTH, 4)
 }
 
 #[derive(Debug, clap::Args)]
@@ -498,7 +723,8 @@ struct ChannelArgs {
 }
 
 fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
-    let tables = a.tables.check()?;
+    no_repeated_hashers(&a.algo)?;
+    let tables = a.tables.check(PrivateReads::Slots)?;
     let scenarios = list(
         &a.scenario,
         "scenario",
@@ -508,6 +734,12 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
     let mut waiters = Vec::new();
     for w in a.waiters.split(',').map(str::trim) {
         match args::number(w) {
+            Ok(n @ 1..=1024) if waiters.contains(&(n as usize)) => {
+                return Err(CliError::Usage(format!(
+                    "--waiters '{w}' is listed twice in '{}'",
+                    a.waiters
+                )));
+            }
             Ok(n @ 1..=1024) => waiters.push(n as usize),
             _ => {
                 return Err(CliError::Usage(format!(
@@ -523,6 +755,7 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
         )));
     }
     let hashers = args::algo_list(&a.algo, drawn_key(a.seed))?;
+    check_table_memory(&tables)?;
     a.out.check()?;
     // The records are written when every measurement is done: an interruption keeps
     // nothing (its parked threads end with the process).
@@ -537,19 +770,27 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
     })
     .map_err(|e| CliError::Runtime(e.to_string()))?;
     render(&a.out, &records, || {
-        format!(
-            "model table, real parked threads; {}; {} timed wakes per class, hit and miss \
-             alternating, monotonic clock around each call (its cost is in both classes); \
-             probes per decision: majority vote of independent samples at the held-out \
-             single-sample accuracy; AUC control: the same probes with nobody parked; \
-             excess: parked minus control AUC, mean of {} blocks each with its own control, \
-             ± its standard error; separable when the AUC and the excess both clear 4 \
-             standard errors\n{}",
-            describe(&tables),
-            a.samples,
-            records.first().map_or(0, |r| r.blocks),
-            channel_table(&records)
-        )
+        let lines = [
+            format!(
+                "model table, real parked threads; {}",
+                describe(&tables, &a.tables, PrivateReads::Slots)
+            ),
+            format!(
+                "{} timed wakes per class, hit and miss alternating, monotonic clock around \
+                 each call (its cost is in both classes)",
+                a.samples
+            ),
+            "probes per decision: majority vote of independent samples at the held-out \
+             single-sample accuracy"
+                .to_string(),
+            format!(
+                "AUC control: the same probes with nobody parked; excess: parked minus control \
+                 AUC, mean of {} blocks each with its own control, ± its standard error; \
+                 separable when the AUC and the excess both clear 4 standard errors",
+                records.first().map_or(0, |r| r.blocks)
+            ),
+        ];
+        format!("{}\n{}", paragraphs(&lines), channel_table(&records))
     })
 }
 
@@ -590,5 +831,7 @@ fn channel_table(records: &[ChannelRecord]) -> String {
             },
         ]);
     }
-    t.render_within(MAIL_WIDTH, 1)
+    // A row is read by its hasher, table, scenario and waiter count: all are repeated
+    // when the table is split.
+    t.render_within(MAIL_WIDTH, 4)
 }

@@ -136,7 +136,9 @@ const NOT_FOR_DIAGNOSTICS: [(&str, &str); 7] = [
 ];
 
 /// Refuses, before any work, a flag given that the run asked for will not read: those of
-/// [`NOT_FOR_DIAGNOSTICS`] with `--diagnostics`, `--samples` without it.
+/// [`NOT_FOR_DIAGNOSTICS`] with `--diagnostics`, `--samples` without it, `--seed` with a
+/// trace (its keys are read, not drawn), and `--processes` with `fork:N` (which gives the
+/// count already; one of the two would be dropped).
 fn check_unused(a: &DistArgs) -> Result<(), CliError> {
     if a.diagnostics {
         if let Some((_, flag)) = NOT_FOR_DIAGNOSTICS.iter().find(|(id, _)| a.given.has(id)) {
@@ -154,6 +156,37 @@ fn check_unused(a: &DistArgs) -> Result<(), CliError> {
             a.samples
         )));
     }
+    let workload = a.workload.trim();
+    if a.given.has("seed") && !a.diagnostics && workload.starts_with("trace:") {
+        return Err(CliError::Usage(format!(
+            "--seed '{}' draws the keys of a generated workload; --workload {workload} reads \
+             its keys from the trace: drop --seed",
+            a.seed
+        )));
+    }
+    if let (Some(n), Some(count)) = (a.processes, workload.strip_prefix("fork:")) {
+        return Err(CliError::Usage(format!(
+            "--processes '{n}' repeats the process count --workload {workload} gives ({count}); \
+             give it once: --workload fork --processes {n} or --workload fork:{count}"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses, before any work, an `--algo` or `--buckets` list that names an item twice
+/// (one line naming it), as `attack` and `sim --kernel` do.
+fn check_repeats(a: &DistArgs, buckets: &[u64]) -> Result<(), CliError> {
+    if a.hashes.is_none() {
+        super::attack::no_repeated_hashers(&a.algo)?;
+    }
+    for (i, b) in buckets.iter().enumerate() {
+        if buckets[..i].contains(b) {
+            return Err(CliError::Usage(format!(
+                "--buckets: bucket count {b} is listed twice in '{}'",
+                a.buckets
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -168,6 +201,7 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
         args::check_output_path(p, "plot")?;
     }
     let buckets = args::pow2_list_max(&a.buckets, "bucket count", false, MAX_BUCKETS)?;
+    check_repeats(&a, &buckets)?;
     let mut buckets_sorted = buckets.clone();
     buckets_sorted.sort_unstable();
     buckets_sorted.dedup();
@@ -267,7 +301,11 @@ pub(super) fn run(a: DistArgs) -> Result<(), CliError> {
         pb.finish_and_clear();
     }
     let names: Vec<String> = hashers.iter().map(|h| h.name().to_string()).collect();
-    let source = format!("workload {wname}, seed {}", a.seed);
+    // A trace's keys are read, not drawn: no seed to state.
+    let source = match workload {
+        KeyWorkload::Trace(_) => format!("workload {wname}"),
+        _ => format!("workload {wname}, seed {}", a.seed),
+    };
     finish(
         &a,
         &source,
@@ -389,19 +427,22 @@ fn table(
     buckets: &[u64],
     reduces: &[Reduce],
 ) -> String {
-    let mut out = match a.weight {
+    let head = match a.weight {
         WeightArg::Keys => format!(
-            "# {source}: {} distinct keys; cells: {}\n",
+            "# {source}: {} distinct keys; cells: {}",
             fmt_grouped(n as f64, 0),
             stat_name(a.stat)
         ),
         WeightArg::Ops => format!(
-            "# {source}: {} distinct keys weighted by {} operations (--weight ops: loads count operations); cells: {}\n",
+            "# {source}: {} distinct keys weighted by {} operations (--weight ops: loads count \
+             operations); cells: {}",
             fmt_grouped(n as f64, 0),
             fmt_grouped(records.first().map_or(0, |r| r.keys) as f64, 0),
             stat_name(a.stat)
         ),
     };
+    let mut out = wrap_indented(&head, MAIL_WIDTH, "#   ");
+    out.push('\n');
     let with_expected = records
         .first()
         .and_then(|r| expected_cell(a.stat, r))
@@ -437,31 +478,77 @@ fn table(
         out.push_str(&t.render_within(MAIL_WIDTH, 1));
     }
     let count = |v| records.iter().filter(|r| r.verdict == v).count();
-    out.push_str(&format!(
-        "verdicts: {} pass, {} warn, {} fail of {} (Bonferroni over {} tests; warn if p < 2^-{WARN_LOG2}, fail if p < 2^-{FAIL_LOG2})\n",
-        count(Verdict::Pass),
-        count(Verdict::Warn),
-        count(Verdict::Fail),
-        records.len(),
-        records.len() * TESTS_PER_RECORD
+    out.push_str(&wrap_indented(
+        &format!(
+            "verdicts: {} pass, {} warn, {} fail of {} (Bonferroni over {} tests; warn if p < \
+             2^-{WARN_LOG2}, fail if p < 2^-{FAIL_LOG2})",
+            count(Verdict::Pass),
+            count(Verdict::Warn),
+            count(Verdict::Fail),
+            records.len(),
+            records.len() * TESTS_PER_RECORD
+        ),
+        MAIL_WIDTH,
+        "  ",
     ));
-    let flagged: Vec<String> = records
-        .iter()
-        .filter(|r| r.verdict != Verdict::Pass)
-        .map(|r| {
-            format!(
-                "{}@{}/{}={}",
-                r.algo,
-                r.buckets,
-                r.reduce.as_str(),
-                r.verdict.as_str()
-            )
-        })
-        .collect();
-    if !flagged.is_empty() {
-        out.push_str(&format!("flagged: {}\n", flagged.join(" ")));
+    out.push('\n');
+    // The cells not passed, one line per hasher and reduction (wrapped at the mail width):
+    // a hasher that fails every size of a long sweep flags dozens of cells, far beyond one
+    // line, and a reader looks them up by hasher.
+    let mut groups: Vec<(&str, Reduce, Vec<&DistRecord>)> = Vec::new();
+    for r in records.iter().filter(|r| r.verdict != Verdict::Pass) {
+        match groups
+            .iter_mut()
+            .find(|(n, red, _)| *n == r.algo && *red == r.reduce)
+        {
+            Some((_, _, v)) => v.push(r),
+            None => groups.push((&r.algo, r.reduce, vec![r])),
+        }
+    }
+    if !groups.is_empty() {
+        out.push_str("flagged (buckets by verdict):\n");
+    }
+    for (name, red, rs) in &groups {
+        let by = |v: Verdict| {
+            let sizes: Vec<String> = rs
+                .iter()
+                .filter(|r| r.verdict == v)
+                .map(|r| r.buckets.to_string())
+                .collect();
+            (!sizes.is_empty()).then(|| format!("{} at {}", v.as_str(), sizes.join(", ")))
+        };
+        let line = [by(Verdict::Fail), by(Verdict::Warn)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
+        out.push_str(&wrap_indented(
+            &format!("  {name} ({}): {line}", red.as_str()),
+            MAIL_WIDTH,
+            "    ",
+        ));
+        out.push('\n');
     }
     out
+}
+
+/// `text` broken at spaces into lines of at most `width` characters, every line after
+/// the first starting with `indent` (a longer word stays whole on its own line).
+fn wrap_indented(text: &str, width: usize, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let lead = text.len() - text.trim_start().len();
+    let mut cur = text[..lead].to_string();
+    for w in text.split_whitespace() {
+        let fresh = cur.trim().is_empty();
+        if !fresh && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::replace(&mut cur, indent.to_string()));
+        } else if !fresh {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    lines.push(cur);
+    lines.join("\n")
 }
 
 fn plot(
