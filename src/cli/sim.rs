@@ -53,11 +53,13 @@ pub(super) fn trust_help() -> String {
          112 threads): every sign right, but the private rows' gains and the private/global \
          level far off (docs/sim.md, \"The exam\"). Do not trust a patch's size, or the \
          private table's level, on a box the model was not calibrated on.\n\
-         - Every interval carries the model error of an unseen machine (sd {:.3} in ln). Two \
-         configurations of one run are compared by their ratio's interval (common random \
-         numbers); \"not told apart\" means the simulator cannot separate them, and a \
-         told-apart pair smaller than that error is a statement about the model, not yet \
-         about a machine.",
+         - Every rate's interval carries the model error of an unseen machine (sd {:.3} in \
+         ln). Two hashers of one run are compared by their ratio's interval from the \
+         replications alone (common random numbers; the model error is taken to cancel): \
+         \"not told apart\" when it holds 1, and a told-apart pair whose ratio is within \
+         that error is a statement about the model, not yet about a machine. Two --kernel \
+         presets (the A/B table) are compared by the widest change their two rates' \
+         intervals allow, model error included: \"not told apart\" when that holds 0.",
         q.all.median,
         q.all.p90,
         q.all.n_cells,
