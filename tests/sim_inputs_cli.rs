@@ -840,8 +840,9 @@ fn lock_and_perf_loop_refuse_unused_flags_given_at_their_default_values() {
 
 /// Defect: `--think-scale X` on a trace without think time (strace output, which carries no
 /// call times here, or a capture whose calls all have one time) was accepted and ignored.
-/// Refused right after the trace is read: one line, before the trace's note and any
-/// replay; without the flag the same traces replay.
+/// A positive X is refused right after the trace is read: one line, before the trace's
+/// note and any replay. Without the flag, and with 0 (back to back, what such a trace
+/// gets), the same traces replay.
 #[test]
 fn think_scale_on_a_trace_without_think_time_is_refused() {
     let strace = "trace:data/traces/xz-T2.strace";
@@ -875,7 +876,7 @@ fn think_scale_on_a_trace_without_think_time_is_refused() {
             "its calls were all captured at the same time",
         ),
     ] {
-        for x in ["1", "0", "2.5"] {
+        for x in ["1", "1e-9", "2.5"] {
             let mut args = base(w);
             args.extend(["--think-scale".into(), x.into()]);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -886,10 +887,13 @@ fn think_scale_on_a_trace_without_think_time_is_refused() {
                 "{args:?}: {err}"
             );
         }
-        let args = base(w);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = futexhash(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for extra in [&[][..], &["--think-scale", "0"]] {
+            let mut args = base(w);
+            args.extend(extra.iter().map(|a| a.to_string()));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = futexhash(&args);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
     }
 }
 

@@ -99,16 +99,19 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     }
     let hashers = args::algo_list(a.algo, HashKey::DEFAULT)?;
     let rec = crate::workload::read_trace(file).map_err(CliError::usage)?;
-    // Only the trace says whether it has times to scale: refused right after reading it,
-    // before its note and any replay, rather than accepted and ignored.
-    if a.think_scale_given && !has_think_time(&rec) {
+    // Only the trace says whether it has times to scale: a positive scale is refused right
+    // after reading it, before its note and any replay, rather than accepted and ignored.
+    // 0 asks for the calls back to back, which is what such a trace gets (and, on a
+    // capture whose calls share one time, for time-sliced CPUs): honoured, so accepted.
+    if a.think_scale_given && think_scale > 0.0 && !has_think_time(&rec) {
         let why = if rec.ops.iter().any(|o| o.t_ns.is_none()) {
-            "it has no call times (strace output; its calls are replayed back to back)"
+            "it has no call times (strace output)"
         } else {
             "its calls were all captured at the same time (captured over 0 s)"
         };
         return Err(CliError::Usage(format!(
-            "--think-scale '{}' does not apply to trace '{}': {why}; drop --think-scale",
+            "--think-scale '{}' does not apply to trace '{}': {why}, so its calls are replayed \
+             back to back; drop --think-scale, or give 0",
             a.think_scale,
             file.display()
         )));
