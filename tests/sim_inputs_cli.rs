@@ -983,3 +983,38 @@ fn a_lock_contender_list_is_named_in_its_refusal() {
         "{err}"
     );
 }
+
+/// Defect: a think scale that stretched a capture's span past the replay's picosecond
+/// clock wrapped it (a capture with calls 30 s apart at --think-scale 1e6 reported 9.7e-7
+/// s simulated). Refused right after the trace is read, one line naming the most for the
+/// trace: the clock's quarter, 2^62 ps = 4611686.018 s, over a 10 s span is 4.6117e5.
+#[test]
+fn a_think_scale_beyond_the_replay_clock_is_refused_naming_the_most() {
+    let long = tmp("long.fxc");
+    std::fs::write(
+        &long,
+        "# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n\
+         futex 1000000000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
+         futex 11000000000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
+         # end events=2 lost=0 reason=exited exit_code=0\n",
+    )
+    .unwrap();
+    let w = format!("trace:{}", s(&long));
+    let args = [
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        &w,
+        "-b",
+        "0",
+    ];
+    let err = refused(&[&args[..], &["--think-scale", "1e6"]].concat());
+    assert!(
+        err.contains("--think-scale '1e6' stretches the 10.000000 s")
+            && err.contains("at most 4.6117e5"),
+        "{err}"
+    );
+    let o = futexhash(&[&args[..], &["--think-scale", "4.6e5"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -9,7 +9,7 @@ use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::Design;
 use crate::sim::profile::MachineProfile;
 use crate::sim::trace_replay::{ReplayDesign, ReplayRecord};
-use crate::sim::trace_replay::{has_think_time, replay_with_interval};
+use crate::sim::trace_replay::{has_think_time, replay_with_interval, think_scale_beyond_clock};
 use std::path::Path;
 
 /// The `sim` flags the replay uses.
@@ -114,6 +114,13 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
              back to back; drop --think-scale, or give 0",
             a.think_scale,
             file.display()
+        )));
+    }
+    // Also before the note: the one line of a refusal is the refusal.
+    if let Some(why) = think_scale_beyond_clock(&rec, think_scale) {
+        return Err(CliError::Usage(format!(
+            "--think-scale '{}' {why}",
+            a.think_scale
         )));
     }
     eprintln!("futexhash: {}", rec.note);

@@ -417,21 +417,36 @@ pub fn has_think_time(rec: &Recording) -> bool {
     rec.ops.iter().all(|o| o.t_ns.is_some()) && captured_span_ns(rec) > 0
 }
 
-/// Refuses a think scale that would stretch the captured span of `rec` (`span_ns`) past
-/// [`MAX_THINK_PS`]: the replay's clock would wrap.
-fn check_think_span(span_ns: u64, think_scale: f64) -> Result<(), SimError> {
-    let scaled_ps = span_ns as f64 * think_scale * 1000.0;
-    if scaled_ps <= MAX_THINK_PS {
-        return Ok(());
+/// Why `think_scale` is beyond the replay's clock for `rec`, when it is: it would stretch
+/// the captured span of the replayed calls past [`MAX_THINK_PS`] and wrap the clock. The
+/// reason names the span and the most for `rec` (a trace without times has nothing to
+/// stretch).
+pub fn think_scale_beyond_clock(rec: &Recording, think_scale: f64) -> Option<String> {
+    if !rec.ops.iter().all(|o| o.t_ns.is_some()) {
+        return None;
     }
-    let span_s = span_ns as f64 * 1e-9;
-    Err(SimError::BadRequest(format!(
-        "think scale {think_scale} stretches the {span_s:.6} s this trace was captured over \
-         to {:.4e} s, beyond the replay's clock ({:.4e} s); at most {:.4e} for this trace",
-        scaled_ps * 1e-12,
-        MAX_THINK_PS * 1e-12,
-        MAX_THINK_PS / 1000.0 / span_ns as f64,
-    )))
+    let span_ns = captured_span_ns(rec);
+    let scaled_ps = span_ns as f64 * think_scale * 1000.0;
+    (scaled_ps > MAX_THINK_PS).then(|| {
+        format!(
+            "stretches the {:.6} s this trace was captured over to {:.4e} s, beyond the \
+             replay's clock ({:.4e} s); at most {:.4e} for this trace",
+            span_ns as f64 * 1e-9,
+            scaled_ps * 1e-12,
+            MAX_THINK_PS * 1e-12,
+            MAX_THINK_PS / 1000.0 / span_ns as f64,
+        )
+    })
+}
+
+/// Refuses a think scale beyond the replay's clock for `rec` ([`think_scale_beyond_clock`]).
+fn check_think_scale(rec: &Recording, think_scale: f64) -> Result<(), SimError> {
+    match think_scale_beyond_clock(rec, think_scale) {
+        Some(why) => Err(SimError::BadRequest(format!(
+            "think scale {think_scale} {why}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A replayed thread's CPU (round-robin in order of first appearance), its time slices
@@ -803,9 +818,7 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
     }
     let cpus = m.cpus as usize;
     let timed = rec.ops.iter().all(|o| o.t_ns.is_some());
-    if timed {
-        check_think_span(captured_span_ns(rec), think_scale)?;
-    }
+    check_think_scale(rec, think_scale)?;
     let (threads, table_cpu) =
         thread_ops(rec, &lock_of, &proc_of, processes, cpus, think_scale, timed);
     if threads.is_empty() {
