@@ -1308,3 +1308,23 @@ fn sim_help_s_trust_section_fits_100_columns_and_carries_the_quoted_figures() {
         assert!(joined.contains(&want), "'{want}' not in:\n{section}");
     }
 }
+
+/// Defect: `sim --help` said two configurations are "not told apart" by their ratio's
+/// interval, the model error left out; the kernel A/B table's "not told apart" is the
+/// widest change the two rates' intervals allow, and each rate's interval carries the model
+/// error (src/cli/sim_ab.rs, docs/sim.md "Kernel versions and patches"). The help says
+/// which comparison is which.
+#[test]
+fn sim_help_says_which_not_told_apart_carries_the_model_error() {
+    let o = futexhash(&["sim", "--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8(o.stdout).unwrap().replace("\n  ", " ");
+    for want in [
+        "Two hashers of one run are compared by their ratio's interval from the replications \
+         alone (common random numbers; the model error is taken to cancel)",
+        "Two --kernel presets (the A/B table) are compared by the widest change their two \
+         rates' intervals allow, model error included",
+    ] {
+        assert!(help.contains(want), "'{want}' not in:\n{help}");
+    }
+}

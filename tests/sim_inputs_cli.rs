@@ -835,3 +835,186 @@ fn lock_and_perf_loop_refuse_unused_flags_given_at_their_default_values() {
     let o = futexhash(&[&lock[..], &["--algo", "jhash2"]].concat());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+// J. Trace replay's --think-scale, --global-buckets; --seed and lock's -t ---------------
+
+/// Defect: `--think-scale X` on a trace without think time (strace output, which carries no
+/// call times here, or a capture whose calls all have one time) was accepted and ignored.
+/// A positive X is refused right after the trace is read: one line, before the trace's
+/// note and any replay. Without the flag, and with 0 (back to back, what such a trace
+/// gets), the same traces replay.
+#[test]
+fn think_scale_on_a_trace_without_think_time_is_refused() {
+    let strace = "trace:data/traces/xz-T2.strace";
+    let same = tmp("same-time.fxc");
+    std::fs::write(
+        &same,
+        "# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n\
+         futex 5000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
+         futex 5000 100 101 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
+         # end events=2 lost=0 reason=exited exit_code=0\n",
+    )
+    .unwrap();
+    let same = format!("trace:{}", s(&same));
+    let base = |w: &str| -> Vec<String> {
+        [
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            w,
+            "-b",
+            "0",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    for (w, why) in [
+        (strace, "it has no call times"),
+        (
+            same.as_str(),
+            "its calls were all captured at the same time",
+        ),
+    ] {
+        for x in ["1", "1e-9", "2.5"] {
+            let mut args = base(w);
+            args.extend(["--think-scale".into(), x.into()]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let err = refused(&args);
+            assert!(
+                err.contains(&format!("--think-scale '{x}' does not apply to trace '"))
+                    && err.contains(why),
+                "{args:?}: {err}"
+            );
+        }
+        for extra in [&[][..], &["--think-scale", "0"]] {
+            let mut args = base(w);
+            args.extend(extra.iter().map(|a| a.to_string()));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = futexhash(&args);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+}
+
+/// Defect: `--think-scale 1e300` was echoed as a 301-digit number. Every refused value is
+/// echoed as typed, before the trace is read (the trace named here does not exist).
+#[test]
+fn a_think_scale_out_of_range_is_echoed_as_typed_before_the_trace_is_read() {
+    for x in ["1e300", "-1", "NaN", "inf", "1000001", "fast"] {
+        let err = refused(&[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            "trace:/nonexistent/t.fxc",
+            "--think-scale",
+            x,
+        ]);
+        assert!(
+            err.contains(&format!(
+                "--think-scale '{x}' must be a number between 0 and 1000000"
+            )),
+            "{x}: {err}"
+        );
+        assert!(err.len() < 120, "{x}: {err}");
+    }
+}
+
+/// Defect: `--global-buckets 3` with a trace was refused only after the trace was read
+/// (by the replay). Now before: the trace named here does not exist, and the refusal is
+/// the flag's, as without a trace.
+#[test]
+fn trace_replay_refuses_a_bad_global_hash_size_before_reading_the_trace() {
+    for g in ["3", "33554432"] {
+        let err = refused(&[
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "--workload",
+            "trace:/nonexistent/t.fxc",
+            "--global-buckets",
+            g,
+        ]);
+        assert!(
+            err.contains(&format!(
+                "--global-buckets {g} must be a power of two up to 16777216 (2^24)"
+            )),
+            "{g}: {err}"
+        );
+    }
+}
+
+/// Defect: `--seed 18446744073709551616` (2^64) was "not a decimal or 0x-hex number". A
+/// number beyond 64 bits is named too large, with the most (2^64 - 1); a malformed one is
+/// still not a number.
+#[test]
+fn a_seed_beyond_64_bits_is_too_large_not_malformed() {
+    let max = "18446744073709551615";
+    for v in ["18446744073709551616", "0x10000000000000000"] {
+        let err = refused(&["sim", "--profile", "seed-256cpu", "--seed", v]);
+        assert!(
+            err.contains(&format!("'{v}' is too large: at most {max}")),
+            "{v}: {err}"
+        );
+    }
+    let err = refused(&["sim", "--profile", "seed-256cpu", "--seed", "12ab"]);
+    assert!(
+        err.contains("'12ab' is not a decimal or 0x-hex number"),
+        "{err}"
+    );
+}
+
+/// Defect: `sim --workload lock -t 1,2` said lock takes one count without naming the list
+/// given.
+#[test]
+fn a_lock_contender_list_is_named_in_its_refusal() {
+    let err = refused(&[
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        "lock",
+        "-t",
+        "1,2",
+    ]);
+    assert!(
+        err.contains("-t '1,2' is a list: --workload lock takes one contender count per node"),
+        "{err}"
+    );
+}
+
+/// Defect: a think scale that stretched a capture's span past the replay's picosecond
+/// clock wrapped it (a capture with calls 30 s apart at --think-scale 1e6 reported 9.7e-7
+/// s simulated). Refused right after the trace is read, one line naming the most for the
+/// trace: the clock's quarter, 2^62 ps = 4611686.018 s, over a 10 s span is 4.6117e5.
+#[test]
+fn a_think_scale_beyond_the_replay_clock_is_refused_naming_the_most() {
+    let long = tmp("long.fxc");
+    std::fs::write(
+        &long,
+        "# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n\
+         futex 1000000000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
+         futex 11000000000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
+         # end events=2 lost=0 reason=exited exit_code=0\n",
+    )
+    .unwrap();
+    let w = format!("trace:{}", s(&long));
+    let args = [
+        "sim",
+        "--profile",
+        "seed-256cpu",
+        "--workload",
+        &w,
+        "-b",
+        "0",
+    ];
+    let err = refused(&[&args[..], &["--think-scale", "1e6"]].concat());
+    assert!(
+        err.contains("--think-scale '1e6' stretches the 10.000000 s")
+            && err.contains("at most 4.6117e5"),
+        "{err}"
+    );
+    let o = futexhash(&[&args[..], &["--think-scale", "4.6e5"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

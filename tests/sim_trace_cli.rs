@@ -49,6 +49,29 @@ fn trace(d: &Path, n: usize, one_futex: bool) -> PathBuf {
     p
 }
 
+/// A `futexhash capture` file (times in ns): thread 100 wakes one futex `n` times 10 ns
+/// apart from 1 s on, thread 101 as many times on the same futex from `later_ns` after.
+fn capture(d: &Path, n: u64, later_ns: u64) -> PathBuf {
+    let mut s = String::from("# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n");
+    let mut events = 0;
+    for (tid, from) in [(100, 1_000_000_000u64), (101, 1_000_000_000 + later_ns)] {
+        for i in 0..n {
+            // FUTEX_WAKE | FUTEX_PRIVATE_FLAG (129) of one word, one waiter.
+            s.push_str(&format!(
+                "futex {} 100 {tid} 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n",
+                from + 10 * i
+            ));
+            events += 1;
+        }
+    }
+    s.push_str(&format!(
+        "# end events={events} lost=0 reason=exited exit_code=0\n"
+    ));
+    let p = d.join(format!("later-{later_ns}.fxc"));
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
 fn profile(d: &Path) -> PathBuf {
     let p = d.join("p.toml");
     std::fs::write(&p, PROFILE).unwrap();
@@ -133,6 +156,51 @@ fn contention_on_one_futex_is_all_same_key_and_the_table_says_no_hash_helps() {
             line.chars().count()
         );
     }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `sim --workload trace:FILE` with `extra` flags, as JSON records.
+fn records_with(profile: &Path, trace: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
+    let w = format!("trace:{}", trace.display());
+    let mut args = vec![
+        "sim",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--workload",
+        &w,
+        "-b",
+        "0",
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let (out, err, code) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str::<serde_json::Value>(&out)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn threads_the_program_started_a_second_apart_do_not_meet_as_captured() {
+    // Two threads on one futex, the second starting 1 s after the first: thread 100's
+    // 200 calls (10 ns apart as captured, shorter than a call of 100 + 1000 ns, so back to
+    // back) end 220 µs in. As captured (--think-scale 1, the default) none of the 400
+    // acquisitions waits; back to back (0) 399 of 400 do, as in the strace test above;
+    // at 1e-7 the second's start (100 ns in) falls inside the first's calls again.
+    let d = dir("starts");
+    let (p, t) = (profile(&d), capture(&d, 200, 1_000_000_000));
+    let captured = &records_with(&p, &t, &[])[0];
+    assert_eq!(captured["think"], "captured", "{captured}");
+    assert_eq!(f(captured, "acquisitions"), 400.0);
+    assert_eq!(f(captured, "contended"), 0.0, "{captured}");
+    assert!(f(captured, "simulated_secs") > 1.0, "{captured}");
+    let back_to_back = &records_with(&p, &t, &["--think-scale", "0"])[0];
+    assert_eq!(f(back_to_back, "contended"), 399.0, "{back_to_back}");
+    let squeezed = &records_with(&p, &t, &["--think-scale", "1e-7"])[0];
+    assert!(f(squeezed, "contended") > 0.0, "{squeezed}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -288,9 +288,21 @@ pub fn check_key_memory(keys: u64, bytes_per_key: u64) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(format!("{e}; ask for fewer keys")))
 }
 
-/// clap value parser: a `u64` in decimal or `0x` hex.
+/// clap value parser: a `u64` in decimal or `0x` hex. A well-formed number beyond 64 bits
+/// is named as too large, with the most there is, rather than as not a number.
 pub fn number(s: &str) -> Result<u64, String> {
-    parse_number(s).ok_or_else(|| format!("'{s}' is not a decimal or 0x-hex number"))
+    parse_number(s).ok_or_else(|| {
+        let t = s.trim();
+        let digits = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(hex) => !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()),
+            None => !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()),
+        };
+        if digits {
+            format!("'{s}' is too large: at most {} (2^64 - 1)", u64::MAX)
+        } else {
+            format!("'{s}' is not a decimal or 0x-hex number")
+        }
+    })
 }
 
 /// clap value parser for `--hash-key`: 32 hex digits.

@@ -53,11 +53,13 @@ pub(super) fn trust_help() -> String {
          112 threads): every sign right, but the private rows' gains and the private/global \
          level far off (docs/sim.md, \"The exam\"). Do not trust a patch's size, or the \
          private table's level, on a box the model was not calibrated on.\n\
-         - Every interval carries the model error of an unseen machine (sd {:.3} in ln). Two \
-         configurations of one run are compared by their ratio's interval (common random \
-         numbers); \"not told apart\" means the simulator cannot separate them, and a \
-         told-apart pair smaller than that error is a statement about the model, not yet \
-         about a machine.",
+         - Every rate's interval carries the model error of an unseen machine (sd {:.3} in \
+         ln). Two hashers of one run are compared by their ratio's interval from the \
+         replications alone (common random numbers; the model error is taken to cancel): \
+         \"not told apart\" when it holds 1, and a told-apart pair whose ratio is within \
+         that error is a statement about the model, not yet about a machine. Two --kernel \
+         presets (the A/B table) are compared by the widest change their two rates' \
+         intervals allow, model error included: \"not told apart\" when that holds 0.",
         q.all.median,
         q.all.p90,
         q.all.n_cells,
@@ -185,15 +187,17 @@ struct SimRunArgs {
     /// program's per-thread futex operations (see docs/sim.md, "Replaying a trace").
     #[arg(long, value_name = "hash|wake|lock|trace:FILE", default_value = "hash", value_parser = super::sim_trace::workload_arg)]
     workload: String,
-    /// With --workload trace:FILE: factor on the captured think time between a thread's
-    /// calls (1 = as captured, 0 = back to back).
+    /// With --workload trace:FILE: factor on the captured times, the threads' starts and
+    /// the think time between a thread's calls (1 = as captured, 0 = back to back; at
+    /// most 1000000).
+    // Kept as typed, so that messages echo it as the user wrote it (1e300, not 301 digits).
     #[arg(
         long,
         value_name = "X",
         default_value = "1",
         allow_hyphen_values = true
     )]
-    think_scale: f64,
+    think_scale: String,
     /// With `--workload lock`: force every node's lock futex to hash to node 0 (all
     /// contenders share one bucket), as `futex_numa -N0` on both nodes.
     #[arg(long)]
@@ -320,6 +324,16 @@ fn design_axes(a: &SimRunArgs, profile: &MachineProfile, base: Design) -> Result
     Ok(design)
 }
 
+/// `--global-buckets N`: a power of two up to [`MAX_SIM_BUCKETS`].
+fn check_global_buckets(g: u64) -> Result<(), CliError> {
+    if g.is_power_of_two() && g <= MAX_SIM_BUCKETS {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "--global-buckets {g} must be a power of two up to {MAX_SIM_BUCKETS} (2^24)"
+    )))
+}
+
 /// The design axes from the preset and the explicit flags.
 fn design_of(
     a: &SimRunArgs,
@@ -335,11 +349,7 @@ fn design_of(
         k.global_hash(profile.cpus, profile.nodes)
     });
     if let Some(g) = a.global_buckets {
-        if !g.is_power_of_two() || g > MAX_SIM_BUCKETS {
-            return Err(CliError::Usage(format!(
-                "--global-buckets {g} must be a power of two up to {MAX_SIM_BUCKETS} (2^24)"
-            )));
-        }
+        check_global_buckets(g)?;
         global = g;
         global_nodes = global_nodes.min(g as u32);
     }
@@ -506,6 +516,10 @@ fn run_trace(a: &SimRunArgs, profile: &MachineProfile, file: &Path) -> Result<()
              calls are replayed, each call once; drop {flag}"
         )));
     }
+    // Checked here, before the trace is read (the replay would refuse it only then).
+    if let Some(g) = a.global_buckets {
+        check_global_buckets(g)?;
+    }
     super::sim_trace::run(
         profile,
         file,
@@ -513,7 +527,8 @@ fn run_trace(a: &SimRunArgs, profile: &MachineProfile, file: &Path) -> Result<()
             threads_given: a.threads.is_some(),
             buckets: a.buckets.as_deref().unwrap_or("2..131072"),
             algo: &a.algo,
-            think_scale: a.think_scale,
+            think_scale: &a.think_scale,
+            think_scale_given: a.given.has("think_scale"),
             out: &a.out,
             kernel_given: a.kernel.is_some(),
             node_given: a.node.is_some(),
@@ -824,9 +839,10 @@ fn run_lock(a: &SimRunArgs, profile: &MachineProfile) -> Result<(), CliError> {
         Some(t) => match parse_threads(t)?[..] {
             [n] => n,
             _ => {
-                return Err(CliError::Usage(
-                    "--workload lock takes one contender count per node in -t".into(),
-                ));
+                return Err(CliError::Usage(format!(
+                    "-t '{t}' is a list: --workload lock takes one contender count per node \
+                     (1..=16384), e.g. -t 10"
+                )));
             }
         },
         None => 10,

@@ -8,8 +8,8 @@ use crate::render::output::wrap_comment;
 use crate::render::{Format, TextTable, fmt_grouped, output};
 use crate::sim::Design;
 use crate::sim::profile::MachineProfile;
-use crate::sim::trace_replay::replay_with_interval;
 use crate::sim::trace_replay::{ReplayDesign, ReplayRecord};
+use crate::sim::trace_replay::{has_think_time, replay_with_interval, think_scale_beyond_clock};
 use std::path::Path;
 
 /// The `sim` flags the replay uses.
@@ -17,7 +17,10 @@ pub(super) struct TraceSimArgs<'a> {
     pub threads_given: bool,
     pub buckets: &'a str,
     pub algo: &'a str,
-    pub think_scale: f64,
+    /// `--think-scale` as typed (`1` when not given).
+    pub think_scale: &'a str,
+    /// `--think-scale` was given (refused for a trace without think time).
+    pub think_scale_given: bool,
     pub out: &'a OutputArgs,
     /// `--kernel` was given (refused: a preset also sets per-node global tables).
     pub kernel_given: bool,
@@ -43,6 +46,22 @@ pub(super) fn workload_arg(s: &str) -> Result<String, String> {
             "'{s}' is not a sim workload; valid: hash, wake, lock, trace:FILE"
         )),
     }
+}
+
+/// Largest `--think-scale`.
+const MAX_THINK_SCALE: f64 = 1e6;
+
+/// `--think-scale X`: a number from 0 to [`MAX_THINK_SCALE`], named as typed when it is not.
+fn think_scale_arg(s: &str) -> Result<f64, CliError> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| (0.0..=MAX_THINK_SCALE).contains(x))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--think-scale '{s}' must be a number between 0 and {MAX_THINK_SCALE}"
+            ))
+        })
 }
 
 pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Result<(), CliError> {
@@ -71,12 +90,7 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             )));
         }
     }
-    if !(a.think_scale >= 0.0 && a.think_scale.is_finite() && a.think_scale <= 1e6) {
-        return Err(CliError::Usage(format!(
-            "--think-scale '{}' must be a number between 0 and 1000000",
-            a.think_scale
-        )));
-    }
+    let think_scale = think_scale_arg(a.think_scale)?;
     let buckets = args::pow2_list(a.buckets, "buckets", true)?;
     if let Some(b) = buckets.iter().find(|&&b| b > 1 << 24) {
         return Err(CliError::Usage(format!(
@@ -85,6 +99,30 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
     }
     let hashers = args::algo_list(a.algo, HashKey::DEFAULT)?;
     let rec = crate::workload::read_trace(file).map_err(CliError::usage)?;
+    // Only the trace says whether it has times to scale: a positive scale is refused right
+    // after reading it, before its note and any replay, rather than accepted and ignored.
+    // 0 asks for the calls back to back, which is what such a trace gets (and, on a
+    // capture whose calls share one time, for time-sliced CPUs): honoured, so accepted.
+    if a.think_scale_given && think_scale > 0.0 && !has_think_time(&rec) {
+        let why = if rec.ops.iter().any(|o| o.t_ns.is_none()) {
+            "it has no call times (strace output)"
+        } else {
+            "its calls were all captured at the same time (captured over 0 s)"
+        };
+        return Err(CliError::Usage(format!(
+            "--think-scale '{}' does not apply to trace '{}': {why}, so its calls are replayed \
+             back to back; drop --think-scale, or give 0",
+            a.think_scale,
+            file.display()
+        )));
+    }
+    // Also before the note: the one line of a refusal is the refusal.
+    if let Some(why) = think_scale_beyond_clock(&rec, think_scale) {
+        return Err(CliError::Usage(format!(
+            "--think-scale '{}' {why}",
+            a.think_scale
+        )));
+    }
     eprintln!("futexhash: {}", rec.note);
     let name = format!("trace:{}", file.display());
     // The replays are written together when all are done: an interruption keeps nothing.
@@ -97,7 +135,7 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
                 global_buckets: a.global_buckets,
                 ..ReplayDesign::default()
             };
-            let mut r = replay_with_interval(profile, &rec, &name, h, b, a.think_scale, &rd)?;
+            let mut r = replay_with_interval(profile, &rec, &name, h, b, think_scale, &rd)?;
             r.warning = crate::stats::warning::tables_warning(
                 &**h,
                 &rec.keys,
@@ -115,10 +153,11 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             let first = &records[0];
             let think = if first.think == "none" {
                 "none (the trace has no call times: calls replayed back to back)".to_string()
-            } else if a.think_scale == 1.0 {
-                "as captured (gaps between a thread's call entries)".to_string()
+            } else if think_scale == 1.0 {
+                "as captured (each thread's start and the gaps between its call entries)"
+                    .to_string()
             } else {
-                format!("captured gaps x {}", a.think_scale)
+                format!("captured starts and gaps x {}", a.think_scale)
             };
             // Within 100 columns: the comments wrap, the table's columns split into
             // tables that repeat the row labels (buckets, algo).

@@ -40,10 +40,14 @@
 //!   that large, else 4 KiB, [`cost::global_table_homes`]); a process's private table is
 //!   on the node of the first of its threads that uses it (the capture does not say which
 //!   thread sized it), and so is its reference;
-//! - the start: lines begin unowned (a program's start, not perf's steady state) and the
-//!   threads begin 1 ps apart in order of first appearance, so
-//!   [`Mechanisms::steady_state_lines`] and [`Mechanisms::seeded_start_order`] do not
-//!   apply.
+//! - the start: lines begin unowned (a program's start, not perf's steady state). With
+//!   think time each thread's first call starts at `think_scale ×` its captured entry
+//!   time after the earliest replayed call's, so threads the program started seconds apart
+//!   do not meet at the start (threads whose first calls were captured at the same time
+//!   start together, taken in order of first appearance); replayed back to back the
+//!   threads begin 1 ps apart in order of first appearance, as perf's threads start
+//!   together. Either way [`Mechanisms::steady_state_lines`] and
+//!   [`Mechanisms::seeded_start_order`] do not apply.
 //!
 //! Contention is split by cause: an acquisition that found its lock held waited for the
 //! same futex (the holder locked the same key: no hash or table size can help) or for
@@ -127,7 +131,7 @@ pub struct ReplayRecord {
     pub think_scale: f64,
     /// What the think time is: `captured` gaps (scaled) or `none` (trace without times).
     pub think: &'static str,
-    /// First to last captured call, seconds (0 without times).
+    /// First to last replayed call as captured, seconds (0 without times).
     pub captured_secs: f64,
     /// First to last simulated call end, seconds.
     pub simulated_secs: f64,
@@ -369,11 +373,80 @@ fn thread_ops(
     (threads, table_cpu)
 }
 
-/// First to last captured call of a timed trace, seconds.
-fn captured_span_secs(rec: &Recording) -> f64 {
-    let ts = rec.ops.iter().filter_map(|o| o.t_ns);
-    let (lo, hi) = ts.fold((u64::MAX, 0), |(lo, hi), t| (lo.min(t), hi.max(t)));
-    hi.saturating_sub(lo) as f64 * 1e-9
+/// When each replayed thread (numbered in order of first appearance, as [`thread_ops`]
+/// numbers them) begins its first call, ps. With think time (`think`): `think_scale ×` its
+/// first call's captured entry time after the earliest thread's, the program's own start
+/// times scaled as its gaps are (threads whose first calls were captured together start
+/// together; the replay takes them in order of first appearance). Back to back: 1 ps
+/// apart in order of first appearance, a tie-break only (perf's threads start together).
+fn first_starts(rec: &Recording, think_scale: f64, think: bool) -> Vec<u64> {
+    let mut seen = std::collections::HashSet::new();
+    let first: Vec<Option<u64>> = rec
+        .ops
+        .iter()
+        .filter(|o| !o.keys.is_empty() && seen.insert(o.thread))
+        .map(|o| o.t_ns)
+        .collect();
+    if !think {
+        return (0..first.len() as u64).collect();
+    }
+    let earliest = first.iter().flatten().copied().min().unwrap_or(0);
+    first
+        .iter()
+        .map(|t| ps(t.map_or(0, |t| t - earliest) as f64 * think_scale))
+        .collect()
+}
+
+/// Most picoseconds of scaled captured time a replay may have: a quarter of the clock
+/// (`u64` ps, 213 days), the rest for the calls' own work and waits.
+const MAX_THINK_PS: f64 = (1u64 << 62) as f64;
+
+/// First to last replayed (keyed) call of a timed trace, ns.
+fn captured_span_ns(rec: &Recording) -> u64 {
+    let ts = rec.ops.iter().filter(|o| !o.keys.is_empty());
+    let (lo, hi) = ts
+        .filter_map(|o| o.t_ns)
+        .fold((u64::MAX, 0), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    hi.saturating_sub(lo)
+}
+
+/// Whether `rec` has think time for a think scale to scale: every call has a time and its
+/// replayed calls were not all captured at the same time (strace traces have no times
+/// here; a capture whose times are all equal has no gaps).
+pub fn has_think_time(rec: &Recording) -> bool {
+    rec.ops.iter().all(|o| o.t_ns.is_some()) && captured_span_ns(rec) > 0
+}
+
+/// Why `think_scale` is beyond the replay's clock for `rec`, when it is: it would stretch
+/// the captured span of the replayed calls past [`MAX_THINK_PS`] and wrap the clock. The
+/// reason names the span and the most for `rec` (a trace without times has nothing to
+/// stretch).
+pub fn think_scale_beyond_clock(rec: &Recording, think_scale: f64) -> Option<String> {
+    if !rec.ops.iter().all(|o| o.t_ns.is_some()) {
+        return None;
+    }
+    let span_ns = captured_span_ns(rec);
+    let scaled_ps = span_ns as f64 * think_scale * 1000.0;
+    (scaled_ps > MAX_THINK_PS).then(|| {
+        format!(
+            "stretches the {:.6} s this trace was captured over to {:.4e} s, beyond the \
+             replay's clock ({:.4e} s); at most {:.4e} for this trace",
+            span_ns as f64 * 1e-9,
+            scaled_ps * 1e-12,
+            MAX_THINK_PS * 1e-12,
+            MAX_THINK_PS / 1000.0 / span_ns as f64,
+        )
+    })
+}
+
+/// Refuses a think scale beyond the replay's clock for `rec` ([`think_scale_beyond_clock`]).
+fn check_think_scale(rec: &Recording, think_scale: f64) -> Result<(), SimError> {
+    match think_scale_beyond_clock(rec, think_scale) {
+        Some(why) => Err(SimError::BadRequest(format!(
+            "think scale {think_scale} {why}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A replayed thread's CPU (round-robin in order of first appearance), its time slices
@@ -628,12 +701,14 @@ impl Timeline {
     }
 }
 
-/// Replays every thread's calls (`threads`, costed `costs`) on `locks`, each call when
-/// its thread is ready, in order of the calls' start times; `always_runnable`: the
+/// Replays every thread's calls (`threads`, the first at `starts`, costed `costs`) on
+/// `locks`, each call when its thread is ready, in order of the calls' start times (equal
+/// ones in order of first appearance); `always_runnable`: the
 /// threads never sleep and share their CPUs (`cpus` of them) in time slices, else each CPU
 /// runs its threads' calls one after another (see the module docs).
 fn run_threads(
     threads: &[Vec<Op>],
+    starts: &[u64],
     costs: &[ThreadCosts],
     always_runnable: bool,
     cpus: usize,
@@ -644,9 +719,11 @@ fn run_threads(
     let mut first_begin = vec![u64::MAX; threads.len()];
     let mut last_end = vec![0u64; threads.len()];
     let mut latencies: Vec<u64> = Vec::new();
-    // Heap of (begin time of the thread's next op, thread). Starts staggered by index.
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
-        (0..threads.len()).map(|t| Reverse((t as u64, t))).collect();
+    // Heap of (begin time of the thread's next op, thread): ties go to the thread that
+    // appeared first.
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (0..threads.len())
+        .map(|t| Reverse((starts[t], t)))
+        .collect();
     while let Some(Reverse((ready, t))) = heap.pop() {
         let op = &threads[t][pos[t]];
         let ThreadCosts {
@@ -741,6 +818,7 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
     }
     let cpus = m.cpus as usize;
     let timed = rec.ops.iter().all(|o| o.t_ns.is_some());
+    check_think_scale(rec, think_scale)?;
     let (threads, table_cpu) =
         thread_ops(rec, &lock_of, &proc_of, processes, cpus, think_scale, timed);
     if threads.is_empty() {
@@ -754,9 +832,10 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
     // Never sleeping, the threads of a CPU share it in time slices, as perf's do; with
     // think time the CPU is work-conserving (see the module docs).
     let always_runnable = think_scale == 0.0 || !timed;
+    let starts = first_starts(rec, think_scale, !always_runnable);
     let tables = Tables::new(global, buckets.max(1), d.bucket_bytes);
     let mut locks = Locks::new(m, rd, tables, &table_cpu, n_locks as usize);
-    let timeline = run_threads(&threads, &costs, always_runnable, cpus, &mut locks);
+    let timeline = run_threads(&threads, &starts, &costs, always_runnable, cpus, &mut locks);
     let ops: u64 = threads.iter().map(|t| t.len() as u64).sum();
     let span_s = timeline.span_secs();
     let mean_rate = timeline.mean_rate(&threads);
@@ -777,7 +856,11 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
         ops,
         think_scale,
         think: if timed { "captured" } else { "none" },
-        captured_secs: if timed { captured_span_secs(rec) } else { 0.0 },
+        captured_secs: if timed {
+            captured_span_ns(rec) as f64 * 1e-9
+        } else {
+            0.0
+        },
         simulated_secs: span_s,
         ops_per_sec: mean_rate,
         ops_per_sec_total: ops as f64 / span_s.max(1e-12),
@@ -799,7 +882,8 @@ pub fn replay_with<H: KeyHasher + ?Sized>(
 
 /// [`replay_with`] with its 80 % interval: replayed with each of the
 /// [`replication_profiles`] of `m` (a replay has no start order to vary: its threads
-/// start as captured), the spread combined with the CV model error.
+/// start as captured, or together back to back), the spread combined with the CV model
+/// error.
 pub fn replay_with_interval<H: crate::hashers::KeyHasher + ?Sized>(
     m: &MachineProfile,
     rec: &crate::workload::Recording,
@@ -1054,6 +1138,44 @@ mod tests {
             (999, 999)
         );
         assert_eq!(run.hot_buckets[0].keys, [r.keys[0].to_string()]);
+    }
+
+    #[test]
+    fn threads_captured_far_apart_start_far_apart_with_think_time() {
+        // Thread 100 makes 500 calls on one futex 10 ns apart as captured (shorter than a
+        // call: each starts when the last ends, 500 × (100 + 1000) ns = 550 µs); thread
+        // 101 makes as many on the same futex from 1 s on. As captured they never meet: no
+        // acquisition waits, and the run spans the second. Back to back both start at
+        // once and, holds long against the outside work, 999 of 1000 acquisitions wait
+        // (as in the test above). At think scale 1e-7 thread 101 starts 100 ns in, inside
+        // thread 100's calls: they meet again.
+        let mut m = machine(2);
+        m.outside_ns = 100.0;
+        m.hold_ns = 1000.0;
+        let mut r = rec(2, 500, 10, true);
+        for op in r.ops.iter_mut().filter(|op| op.thread == 101) {
+            op.t_ns = op.t_ns.map(|t| t + 1_000_000_000);
+        }
+        let captured = replay(&m, &r, "t", &jhash2(), 0, 1.0).unwrap();
+        assert_eq!((captured.acquisitions, captured.contended), (1000, 0));
+        assert!(captured.simulated_secs > 1.0, "{captured:?}");
+        let back_to_back = replay(&m, &r, "t", &jhash2(), 0, 0.0).unwrap();
+        assert_eq!(back_to_back.contended, 999, "{back_to_back:?}");
+        let squeezed = replay(&m, &r, "t", &jhash2(), 0, 1e-7).unwrap();
+        assert!(squeezed.contended > 0, "{squeezed:?}");
+    }
+
+    #[test]
+    fn a_think_scale_beyond_the_clock_is_refused_naming_the_most() {
+        // Two calls 10 s apart: the clock holds 2^62 ps ≈ 4.61e6 s of scaled think time,
+        // so a scale of 1e6 (1e7 s) is refused and the most is about 4.61e5.
+        let mut r = rec(1, 2, 10_000_000_000, true);
+        r.ops[1].t_ns = Some(10_000_000_000);
+        let e = replay(&machine(2), &r, "t", &jhash2(), 0, 1e6)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at most 4.6117e5"), "{e}");
+        assert!(replay(&machine(2), &r, "t", &jhash2(), 0, 4.6e5).is_ok());
     }
 
     #[test]
