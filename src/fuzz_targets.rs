@@ -372,6 +372,7 @@ impl<L: BucketLayout> TableOpsRun<L> {
                 SlotError::Invalid(_) => libc::EINVAL,
                 SlotError::Busy => libc::EBUSY,
                 SlotError::AlreadyAllocated => libc::EALREADY,
+                SlotError::NoMemory(_) => libc::ENOMEM,
             };
             assert_eq!(e.errno(), errno);
         }

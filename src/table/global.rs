@@ -143,7 +143,7 @@ impl<H: KeyHasher, L: BucketLayout> GlobalTable<H, L> {
     /// A table with an explicit geometry.
     pub fn new(hasher: H, geometry: Geometry) -> Result<Self, TableError> {
         geometry.validate()?;
-        let buckets = PageArray::new(geometry.total());
+        let buckets = PageArray::new(geometry.total()).map_err(TableError::NoMemory)?;
         Ok(GlobalTable {
             hasher,
             geometry,

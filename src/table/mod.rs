@@ -92,6 +92,7 @@ use crate::key::FutexKey;
 pub use bucket::{Aligned, BucketCore, BucketLayout, Packed, Requeued};
 pub use global::{Geometry, GlobalTable, MAX_NODES, kernel_per_node_size, possible_cpus};
 pub use model::{Layout, ModelSpec, ModelTable, TableKind};
+pub use pages::NoMemory;
 pub use private::{Process, SlotError, SlotPolicy, TableUsage, merged_default_slots, rfc_v2_slots};
 
 pub use crate::reduce::Reduce;
@@ -303,6 +304,9 @@ pub enum TableError {
     },
     /// FUTEX_SQUASH asked of the private table (it applies to the global/numa tables).
     SquashNeedsGlobal,
+    /// The bucket array could not be mapped (`futex_init()` panics in the kernel; here
+    /// the caller reports it).
+    NoMemory(NoMemory),
 }
 
 impl fmt::Display for TableError {
@@ -325,6 +329,7 @@ impl fmt::Display for TableError {
             TableError::SquashNeedsGlobal => {
                 f.write_str("squash applies to the global and numa tables, not private")
             }
+            TableError::NoMemory(e) => e.fmt(f),
         }
     }
 }

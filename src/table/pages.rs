@@ -58,12 +58,12 @@ impl<L> std::fmt::Debug for PageArray<L> {
 }
 
 impl<L: Default> PageArray<L> {
-    /// `len` default elements. Panics (like `Vec` allocation: a panic, never an
-    /// out-of-bounds write) if the size overflows `isize` or the kernel refuses the
-    /// mapping; callers bound `len` before (the bench's memory check, `Geometry::validate`).
+    /// `len` default elements, or [`NoMemory`] if the size overflows `isize` or the
+    /// kernel refuses the mapping (the kernel's `kvzalloc` failing: `-ENOMEM`), so that a
+    /// table too big for the machine is an error its caller reports, not a panic.
     /// `L::default()` must not panic (the bucket layouts' defaults are plain zeroed
     /// atomics); a panic there would leak the mapping, never expose uninitialised memory.
-    pub(crate) fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Result<Self, NoMemory> {
         let size = std::mem::size_of::<L>();
         assert!(
             std::mem::align_of::<L>() <= 4096,
@@ -75,13 +75,18 @@ impl<L: Default> PageArray<L> {
         let bytes = len
             .checked_mul(size)
             .filter(|&b| b <= isize::MAX as usize - 2 * huge_page())
-            .unwrap_or_else(|| panic!("a bucket array of {len} × {size} bytes is too large"));
+            .ok_or(NoMemory {
+                buckets: len,
+                bytes: len.saturating_mul(size),
+                // What mmap itself answers for a length no address space holds.
+                errno: libc::ENOMEM,
+            })?;
         if bytes == 0 {
-            return PageArray {
+            return Ok(PageArray {
                 ptr: NonNull::dangling(),
                 len,
                 mapped: 0,
-            };
+            });
         }
         let huge = bytes >= huge_page();
         let mapped = if huge {
@@ -89,7 +94,11 @@ impl<L: Default> PageArray<L> {
         } else {
             bytes
         };
-        let base = map_anonymous(mapped, huge);
+        let base = map_anonymous(mapped, huge).map_err(|e| NoMemory {
+            buckets: len,
+            bytes,
+            errno: e.raw_os_error().unwrap_or(libc::ENOMEM),
+        })?;
         let ptr = base.cast::<L>();
         for i in 0..len {
             // SAFETY: the mapping holds `mapped >= len * size` bytes, is page-aligned (so
@@ -97,13 +106,39 @@ impl<L: Default> PageArray<L> {
             // writes go to memory nothing else references.
             unsafe { ptr.as_ptr().add(i).write(L::default()) };
         }
-        PageArray { ptr, len, mapped }
+        Ok(PageArray { ptr, len, mapped })
     }
 }
 
+/// A bucket array the kernel would not map: how many buckets, how many bytes, and the
+/// `errno` of `mmap` (`ENOMEM` also for a size no address space holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoMemory {
+    /// Buckets asked for.
+    pub buckets: usize,
+    /// Bytes they need.
+    pub bytes: usize,
+    /// Why the mapping failed.
+    pub errno: i32,
+}
+
+impl std::fmt::Display for NoMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot map a table of {} buckets ({:.1} MiB): {}",
+            self.buckets,
+            self.bytes as f64 / (1u64 << 20) as f64,
+            std::io::Error::from_raw_os_error(self.errno)
+        )
+    }
+}
+
+impl std::error::Error for NoMemory {}
+
 /// Maps `bytes` of zeroed anonymous memory; with `huge`, aligned to `huge_page()` and
 /// advised to use transparent huge pages before the first touch.
-fn map_anonymous(bytes: usize, huge: bool) -> NonNull<u8> {
+fn map_anonymous(bytes: usize, huge: bool) -> std::io::Result<NonNull<u8>> {
     let extra = if huge { huge_page() } else { 0 };
     let total = bytes + extra;
     // SAFETY: an anonymous private mapping at an address of the kernel's choice aliases no
@@ -119,10 +154,7 @@ fn map_anonymous(bytes: usize, huge: bool) -> NonNull<u8> {
         )
     };
     if raw == libc::MAP_FAILED {
-        panic!(
-            "cannot map {total} bytes for a bucket array: {}",
-            std::io::Error::last_os_error()
-        );
+        return Err(std::io::Error::last_os_error());
     }
     let start = raw as usize;
     let aligned = if huge {
@@ -147,7 +179,7 @@ fn map_anonymous(bytes: usize, huge: bool) -> NonNull<u8> {
             libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
         }
     }
-    NonNull::new(aligned as *mut u8).expect("mmap does not return null on success")
+    Ok(NonNull::new(aligned as *mut u8).expect("mmap does not return null on success"))
 }
 
 impl<L> Deref for PageArray<L> {
@@ -197,7 +229,7 @@ mod tests {
     fn large_arrays_start_on_a_huge_page_and_every_element_is_default_and_dropped() {
         DROPS.store(0, Ordering::Relaxed);
         let n = (huge_page() / 64) * 2 + 3; // just over two huge pages
-        let a = PageArray::<Counted>::new(n);
+        let a = PageArray::<Counted>::new(n).unwrap();
         assert_eq!(a.len(), n);
         assert_eq!(a.as_ptr() as usize % huge_page(), 0);
         assert!(a.iter().all(|c| c.0 == 0));
@@ -208,10 +240,29 @@ mod tests {
 
     #[test]
     fn small_and_empty_arrays() {
-        let a = PageArray::<u32>::new(5);
+        let a = PageArray::<u32>::new(5).unwrap();
         assert_eq!(&*a, &[0, 0, 0, 0, 0]);
         assert_eq!(a.as_ptr() as usize % 4096, 0);
-        let e = PageArray::<u32>::new(0);
+        let e = PageArray::<u32>::new(0).unwrap();
         assert!(e.is_empty());
+    }
+
+    #[test]
+    fn a_table_no_address_space_holds_is_an_enomem_error_not_a_panic() {
+        // 2^59 eight-byte buckets: 4 EiB, past any x86-64 or arm64 user address space
+        // (47–52 bits), so mmap refuses it with ENOMEM whatever the overcommit mode.
+        let e = PageArray::<u64>::new(1 << 59).unwrap_err();
+        assert_eq!(
+            (e.buckets, e.bytes, e.errno),
+            (1 << 59, 1 << 62, libc::ENOMEM)
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("cannot map a table of 576460752303423488 buckets"),
+            "{text}"
+        );
+        // A size whose byte count overflows isize is the same error, before any mmap.
+        let e = PageArray::<u64>::new(usize::MAX / 4).unwrap_err();
+        assert_eq!(e.errno, libc::ENOMEM);
     }
 }

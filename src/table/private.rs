@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use super::bucket::{self, BucketCore, BucketLayout};
 use super::global::GlobalTable;
+use super::pages::NoMemory;
 use super::private_hash::PrivateTable;
 use super::reflock::RefLock;
 use super::{BucketId, FutexTable, Reduce, Requeued, TableError, WaitError, WaitOutcome, deadline};
@@ -82,6 +83,8 @@ pub enum SlotError {
     Busy,
     /// `EALREADY` (RFC v2 only): a private table already exists.
     AlreadyAllocated,
+    /// `ENOMEM`: the table could not be mapped; the process keeps its current one.
+    NoMemory(NoMemory),
 }
 
 impl SlotError {
@@ -91,6 +94,7 @@ impl SlotError {
             SlotError::Invalid(_) => libc::EINVAL,
             SlotError::Busy => libc::EBUSY,
             SlotError::AlreadyAllocated => libc::EALREADY,
+            SlotError::NoMemory(_) => libc::ENOMEM,
         }
     }
 }
@@ -109,10 +113,22 @@ impl fmt::Display for SlotError {
             SlotError::AlreadyAllocated => {
                 write!(f, "a private futex hash is already allocated (EALREADY)")
             }
+            SlotError::NoMemory(e) => e.fmt(f),
         }
     }
 }
 impl std::error::Error for SlotError {}
+
+/// The outcome of an automatic resize at thread creation. The default sizes are always
+/// valid slot counts, so only `ENOMEM` can come back: the kernel then fails the `clone()`
+/// (`copy_process()` → `futex_hash_allocate_default()`); the model has no clone to fail,
+/// so the process goes on with the table it has, which is still correct, only smaller.
+fn keep_current_table_on_enomem(result: Result<(), SlotError>) {
+    match result {
+        Ok(()) | Err(SlotError::NoMemory(_)) => {}
+        Err(e) => unreachable!("a default slot count is always valid: {e}"),
+    }
+}
 
 /// The process's `mm->futex_phash`.
 #[derive(Debug)]
@@ -245,11 +261,12 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
         let new = if slots == 0 {
             PrivHash::Global
         } else {
-            PrivHash::Table(Arc::new(PrivateTable::new(
-                slots as usize,
-                self.reduce,
-                custom,
-            )))
+            // Before anything moves: a table that cannot be mapped leaves the process on
+            // the one it has (futex_hash_allocate() returns -ENOMEM before rehashing).
+            PrivHash::Table(Arc::new(
+                PrivateTable::new(slots as usize, self.reduce, custom)
+                    .map_err(SlotError::NoMemory)?,
+            ))
         };
         // futex_rehash_private(): move every queued waiter of the old table. Private keys
         // leaving for the global hash go to the global table's bucket for them.
@@ -307,16 +324,14 @@ impl<H: KeyHasher, L: BucketLayout> Process<H, L> {
                     // kernel never gets here (`futex_init` makes at least 4 buckets a node);
                     // a model table of one bucket keeps the process on the global hash.
                     if current < want && want >= 2 {
-                        self.allocate(want as u64, false)
-                            .expect("merged default size is a valid slot count");
+                        keep_current_table_on_enomem(self.allocate(want as u64, false));
                     }
                 }
             }
             SlotPolicy::RfcV2 => {
                 let none = matches!(&*self.state.read(), PrivHash::None);
                 if threads == 1 && none {
-                    self.allocate(rfc_v2_slots(0), false)
-                        .expect("RFC v2 default is valid");
+                    keep_current_table_on_enomem(self.allocate(rfc_v2_slots(0), false));
                 }
             }
         }

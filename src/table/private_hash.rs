@@ -4,6 +4,7 @@
 //! global table that keeps it alive for waiters still queued on it
 //! ([`super::global::GlobalTable::adopt`]).
 
+use super::pages::NoMemory;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Reduce;
@@ -29,14 +30,14 @@ pub(crate) struct PrivateTable<L> {
 }
 
 impl<L: BucketLayout> PrivateTable<L> {
-    pub(super) fn new(slots: usize, reduce: Reduce, custom: bool) -> Self {
-        PrivateTable {
-            buckets: PageArray::new(slots),
+    pub(super) fn new(slots: usize, reduce: Reduce, custom: bool) -> Result<Self, NoMemory> {
+        Ok(PrivateTable {
+            buckets: PageArray::new(slots)?,
             bits: slots.trailing_zeros(),
             reduce,
             custom,
             usage: Default::default(),
-        }
+        })
     }
 
     /// Number of buckets.
