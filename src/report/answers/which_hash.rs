@@ -392,15 +392,27 @@ pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Opt
 /// overlaps its ([`Spread::told_apart`]): the hashers this run's timing does not tell
 /// apart from the cheapest, cheapest first. Empty when none is fit.
 pub fn cheapest_tied(v: &[HashVerdict], t: TableScope) -> Vec<&HashVerdict> {
-    let mut fit: Vec<&HashVerdict> = v
+    cheapest_group(v, |h| h.fit_for(t))
+}
+
+/// The cheapest (median cost) of the verdicts `accept` takes, and every other one it takes
+/// whose cost interval overlaps the cheapest's ([`Spread::told_apart`]): the ones this
+/// run's timing does not tell apart from it, cheapest first. Empty when it takes none
+/// with a cost. A single one is the cheapest only when its interval is clear of the
+/// others'.
+pub fn cheapest_group(
+    v: &[HashVerdict],
+    accept: impl Fn(&HashVerdict) -> bool,
+) -> Vec<&HashVerdict> {
+    let mut ok: Vec<&HashVerdict> = v
         .iter()
-        .filter(|h| h.fit_for(t) && h.cost_ns.median.is_finite())
+        .filter(|h| accept(h) && h.cost_ns.median.is_finite())
         .collect();
-    fit.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
-    let Some(first) = fit.first().copied() else {
+    ok.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
+    let Some(first) = ok.first().copied() else {
         return Vec::new();
     };
-    fit.into_iter()
+    ok.into_iter()
         .filter(|h| std::ptr::eq(*h, first) || !h.cost_ns.told_apart(&first.cost_ns))
         .collect()
 }
