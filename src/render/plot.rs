@@ -1130,7 +1130,7 @@ pub fn line_plot_svg(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
