@@ -524,6 +524,48 @@ fn a_full_device_is_exit_2_for_every_writer() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A missing directory above the output is refused alike by `--output` (a file) and by
+/// `report --out` (a directory), before any work, in one line naming it, and nothing is
+/// created: the report used to create every missing parent of `--out`.
+#[test]
+fn a_missing_parent_directory_is_refused_alike_by_output_and_report_out() {
+    let dir = tmpdir("no-parent");
+    let missing = dir.join("missing");
+    let file = missing.join("x.csv");
+    let out = missing.join("report");
+    let runs: [Vec<&std::ffi::OsStr>; 2] = [
+        vec![
+            "hash".as_ref(),
+            "--algo".as_ref(),
+            "jhash2".as_ref(),
+            "--output".as_ref(),
+            file.as_os_str(),
+            "private:1:0x1000".as_ref(),
+        ],
+        vec![
+            "report".as_ref(),
+            "--quick".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    ];
+    for args in runs {
+        let o = Command::new(env!("CARGO_BIN_EXE_futexhash"))
+            .args(&args)
+            .output()
+            .expect("run futexhash");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("directory '{}' does not exist", missing.display())),
+            "{args:?}: {err}"
+        );
+        assert!(names(&dir).is_empty(), "{args:?} left {:?}", names(&dir));
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// `--output same.svg --plot ./same.svg`: both are written whole, so the second replaced
 /// the first and the plot was lost with exit 0. Refused before any work (no file made),
 /// one line naming both flags, for every subcommand that takes both.

@@ -406,6 +406,32 @@ fn unwritable_output_directory_is_exit_2() {
     assert!(err.contains("/proc/futexhash-nope"), "{err}");
 }
 
+/// `--out` under a directory that does not exist is refused before any work, in one line
+/// naming that directory, and nothing is created (the report made every missing parent,
+/// and left them behind when interrupted); `--output` of every command refuses alike.
+#[test]
+fn out_under_a_missing_directory_is_exit_2_and_creates_nothing() {
+    let base = tmp("noparent");
+    std::fs::create_dir_all(&base).unwrap();
+    let missing = base.join("missing");
+    let out = missing.join("deeper").join("out");
+    let o = futexhash(&["report", "--quick", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "directory '{}' does not exist",
+            missing.join("deeper").display()
+        )),
+        "{err}"
+    );
+    assert!(!missing.exists(), "a missing parent was created");
+    let names: Vec<_> = std::fs::read_dir(&base).unwrap().collect();
+    assert!(names.is_empty(), "left behind: {names:?}");
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
 #[test]
 fn bad_algo_profile_and_repeat_are_exit_2_before_any_work() {
     let out = tmp("bad");

@@ -19,8 +19,9 @@ pub(super) struct ReportArgs {
     /// run took; 37–65 s measured on a 2-vCPU KVM guest busy with other builds).
     #[arg(long)]
     quick: bool,
-    /// Directory for report.md, report.json and the SVG plots (created if missing; an
-    /// existing report there is replaced whole when the new one is complete).
+    /// Directory for report.md, report.json and the SVG plots (created if missing, but its
+    /// parent directory must exist; an existing report there is replaced whole when the new
+    /// one is complete).
     #[arg(long, value_name = "DIR", default_value = "report-out")]
     out: PathBuf,
     /// Directory of the published seed tables used by the simulation.
@@ -56,6 +57,16 @@ fn resolve_profile(arg: &str) -> Result<MachineProfile, CliError> {
 }
 
 pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
+    // Only --out itself is created, never the directories above it (as `--output` of every
+    // command needs its file's directory).
+    if let Some(parent) = crate::report::staging::missing_parent(&a.out) {
+        return Err(CliError::Usage(format!(
+            "cannot create report directory '{}': directory '{}' does not exist (--out \
+             creates only its last component)",
+            a.out.display(),
+            parent.display()
+        )));
+    }
     let data = match a.data.clone() {
         Some(d) => d,
         None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string()))?,

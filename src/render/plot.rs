@@ -4,7 +4,9 @@
 //!
 //! Rules every plot follows, so that it reads at a glance:
 //! - the y axis turns logarithmic (ticks at 1-2-5 × 10^k) when the data spans more than
-//!   10× ([`YScale::Auto`]), so one large series does not flatten the others;
+//!   10× ([`YScale::Auto`]), so one large series does not flatten the others; its range
+//!   reaches a labelled tick below the lowest value and one above the highest, so no
+//!   series lies beyond the last label;
 //! - at most [`MAX_SERIES_PER_PANEL`] series share a panel; more are faceted into panels
 //!   stacked vertically with the same axes;
 //! - colours are the Okabe–Ito colour-blind-safe palette (Okabe & Ito, "Color Universal
@@ -332,14 +334,7 @@ pub fn ticks(lo: f64, hi: f64, log: bool, integer: bool) -> Vec<f64> {
             return Vec::new();
         }
         let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-        let decades = (k1 - k0).max(1);
-        let mantissas: &[f64] = if decades > 4 {
-            &[1.0]
-        } else if decades > 1 {
-            &[1.0, 2.0, 5.0]
-        } else {
-            &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
-        };
+        let mantissas = log_mantissas(lo, hi);
         let mut out = Vec::new();
         for k in k0..=k1 {
             for m in mantissas {
@@ -371,6 +366,67 @@ pub fn ticks(lo: f64, hi: f64, log: bool, integer: bool) -> Vec<f64> {
         .collect()
 }
 
+/// The mantissas of a log axis's ticks over `lo`..`hi` (both positive): 1-2-5 over two to
+/// four decades, powers of ten alone over more, finer within one.
+fn log_mantissas(lo: f64, hi: f64) -> &'static [f64] {
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let decades = (k1 - k0).max(1);
+    if decades > 4 {
+        &[1.0]
+    } else if decades > 1 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    }
+}
+
+/// The nearest value of `mantissas` × 10^k at or below `v` (`up`: at or above), at least
+/// 1 when `integer`; `None` when there is none.
+fn log_tick_beyond(v: f64, mantissas: &[f64], up: bool, integer: bool) -> Option<f64> {
+    let k = v.log10().floor() as i32;
+    let candidates = (k - 1..=k + 1)
+        .flat_map(|k| mantissas.iter().map(move |m| m * 10f64.powi(k)))
+        .filter(|t| !integer || *t >= 1.0);
+    if up {
+        candidates
+            .filter(|t| *t >= v * (1.0 - 1e-9))
+            .min_by(f64::total_cmp)
+    } else {
+        candidates
+            .filter(|t| *t <= v * (1.0 + 1e-9))
+            .max_by(f64::total_cmp)
+    }
+}
+
+/// A log axis over the data's `lo`..`hi` (positive): the range and its ticks, the range
+/// widened until a labelled tick lies at or below `lo` and one at or above `hi`, so no
+/// series lies beyond the last label where its value could not be read. Padded 5 % of the
+/// span in log space (at least 0.02 decades) beyond those ticks.
+fn log_axis(lo: f64, hi: f64, integer: bool) -> ((f64, f64), Vec<f64>) {
+    let (mut a, mut b) = (lo.log10(), hi.log10());
+    let mut out = ((1.0, 10.0), Vec::new());
+    // A coarser tick set (more decades) can drop the tick just found: a few rounds settle.
+    for _ in 0..6 {
+        let pad = ((b - a) * 0.05).max(0.02);
+        let range = (10f64.powf(a - pad), 10f64.powf(b + pad));
+        let t = ticks(range.0, range.1, true, integer);
+        let below = t.first().is_some_and(|v| *v <= lo * (1.0 + 1e-9));
+        let above = t.last().is_some_and(|v| *v >= hi * (1.0 - 1e-9));
+        out = (range, t);
+        if below && above {
+            break;
+        }
+        let m = log_mantissas(range.0, range.1);
+        if !below && let Some(v) = log_tick_beyond(lo, m, false, integer) {
+            a = a.min(v.log10());
+        }
+        if !above && let Some(v) = log_tick_beyond(hi, m, true, integer) {
+            b = b.max(v.log10());
+        }
+    }
+    out
+}
+
 /// A y tick label: thousands separators from 1000 up, else as many decimals as the tick
 /// spacing needs (at most 4); `spacing = 0` (log axes) takes the decimals the value
 /// itself needs (0.005, 0.5, 1.5, 20).
@@ -396,7 +452,8 @@ pub fn tick_label(v: f64, spacing: f64) -> String {
 }
 
 /// The y range `(lo, hi)` in data units covering every point, error bar, band and
-/// reference, padded 5 % (in log space on a log axis).
+/// reference, padded 5 % (in log space on a log axis); a log axis is then widened to
+/// labelled ticks around the data ([`log_axis`]).
 fn y_range(p: &Plot, log: bool) -> (f64, f64) {
     let ok = |v: &f64| v.is_finite() && (!log || *v > 0.0);
     let mut vals: Vec<f64> = Vec::new();
@@ -423,9 +480,7 @@ fn y_range(p: &Plot, log: bool) -> (f64, f64) {
         return if log { (1.0, 10.0) } else { (0.0, 1.0) };
     }
     if log {
-        let (a, b) = (lo.log10(), hi.log10());
-        let pad = ((b - a) * 0.05).max(0.02);
-        (10f64.powf(a - pad), 10f64.powf(b + pad))
+        log_axis(lo, hi, p.integer_y).0
     } else {
         // Positive data spread over more than half its top starts at zero, so bar-like
         // comparisons are not exaggerated; data bunched far from zero keeps its zoom (the
@@ -1130,7 +1185,7 @@ pub fn line_plot_svg(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -1203,6 +1258,62 @@ mod tests {
         assert_eq!(tick_label(0.005, 0.0), "0.005");
         assert_eq!(tick_label(1.5, 0.0), "1.5");
         assert_eq!(tick_label(20.0, 0.0), "20");
+    }
+
+    #[test]
+    fn a_log_axis_has_a_labelled_tick_below_and_above_every_series() {
+        // The report's throughput.svg at 2 threads: the kernel's lowest 1,754,194 ops/s
+        // lay below the lowest tick (2,000,000) and the model's 30 million above the
+        // highest (20,000,000).
+        let line = |name: &str, ys: &[f64]| {
+            Line::new(
+                name,
+                ys.iter()
+                    .enumerate()
+                    .map(|(i, y)| (2f64.powi(i as i32), *y))
+                    .collect(),
+            )
+        };
+        let cases = [
+            vec![
+                line("model", &[30_000_000.0, 29_000_000.0]),
+                line("kernel", &[1_754_194.0, 2_394_510.0]),
+            ],
+            // Many decades (powers of ten only), ends just past a power.
+            vec![line("a", &[1.1, 3.0e5]), line("b", &[0.011, 2.0])],
+            // Within one decade, forced log: the finer ticks.
+            vec![line("a", &[2.05, 2.95])],
+        ];
+        for lines in cases {
+            let p = Plot {
+                lines,
+                y_scale: YScale::Log,
+                ..Plot::default()
+            };
+            let a = Axes::of(&p);
+            let ys: Vec<f64> = p
+                .lines
+                .iter()
+                .flat_map(|l| l.points.iter().map(|q| q.1))
+                .collect();
+            let (lo, hi) = (
+                ys.iter().copied().fold(f64::INFINITY, f64::min),
+                ys.iter().copied().fold(0.0, f64::max),
+            );
+            let (t0, t1) = (a.ticks[0], *a.ticks.last().unwrap());
+            assert!(
+                t0 <= lo && t1 >= hi,
+                "ticks {:?} around {lo}..{hi}",
+                a.ticks
+            );
+            assert!(
+                a.y.0 <= t0 && a.y.1 >= t1,
+                "range {:?} ticks {:?}",
+                a.y,
+                a.ticks
+            );
+            assert!(a.ticks.len() >= 2, "{:?}", a.ticks);
+        }
     }
 
     #[test]

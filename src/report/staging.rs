@@ -80,6 +80,19 @@ fn sibling(target: &Path, tag: &str) -> io::Result<PathBuf> {
     )))
 }
 
+/// The parent directory of `target` when it does not exist (`None` when it does, or when
+/// `target` has none): the report creates its `--out` directory but never the directories
+/// above it, as `--output` of every command needs its file's directory to exist. A
+/// mistyped parent is refused instead of built, and nothing is left behind to remove.
+pub fn missing_parent(target: &Path) -> Option<PathBuf> {
+    let parent = match target.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return None,
+    };
+    (!parent.exists()).then(|| parent.to_path_buf())
+}
+
 /// Removes `.NAME.tmpPID` / `.NAME.oldPID` directories beside `target` left by runs that
 /// were killed (their process no longer exists), so interrupts do not pile them up.
 fn remove_stale(parent: &Path, target: &Path) {
@@ -194,8 +207,9 @@ pub fn previous_report(dir: &Path) -> io::Result<()> {
 }
 
 impl StagedDir {
-    /// Creates the target's parent directories and the temporary directory beside it;
-    /// fails (with the OS's reason) when the target cannot be written.
+    /// Creates the temporary directory beside the target; fails (with the OS's reason)
+    /// when the target cannot be written or its parent directory does not exist (it is
+    /// never created: [`missing_parent`]).
     ///
     /// An existing target must be empty or a previous report (see [`previous_report`]): a
     /// directory holding anything else is the user's and is refused, never replaced. A
@@ -217,9 +231,14 @@ impl StagedDir {
         if target.is_dir() {
             previous_report(target)?;
         }
+        if let Some(parent) = missing_parent(target) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("directory '{}' does not exist", parent.display()),
+            ));
+        }
         let staging = sibling(target, "tmp")?;
         if let Some(parent) = staging.parent() {
-            std::fs::create_dir_all(parent)?;
             remove_stale(parent, target);
         }
         let _ = std::fs::remove_dir_all(&staging);
@@ -397,6 +416,26 @@ mod tests {
             "mine"
         );
         assert_eq!(std::fs::read_to_string(dir.join("report.md")).unwrap(), md);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_missing_parent_is_refused_and_never_created() {
+        let base = std::env::temp_dir().join(format!("fh-parent-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let missing = base.join("missing");
+        let e = StagedDir::create(&missing.join("out")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        assert!(e.to_string().contains(&*missing.to_string_lossy()), "{e}");
+        assert!(!missing.exists(), "the parent was created");
+        assert_eq!(missing_parent(&missing.join("out")), Some(missing.clone()));
+        // The --out directory itself, under a parent that exists, is created on commit.
+        assert_eq!(missing_parent(&missing), None);
+        let s = StagedDir::create(&missing).unwrap();
+        s.commit().unwrap();
+        assert!(missing.is_dir());
+        // A bare name's parent is the working directory.
+        assert_eq!(missing_parent(Path::new("report-out")), None);
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -106,23 +106,52 @@ fn or_list(names: &[&str]) -> String {
     }
 }
 
-/// The cheapest (median cost) of the verdicts `accept` takes.
-fn cheapest(v: &[HashVerdict], accept: impl Fn(&HashVerdict) -> bool) -> Option<&HashVerdict> {
-    v.iter()
-        .filter(|h| accept(h))
-        .min_by(|x, y| x.cost_ns.median.total_cmp(&y.cost_ns.median))
-}
-
-/// `first`, then the cheapest `kind` alternative `k` that passes every test with its cost
-/// and its difference from the winner `w`'s.
-fn alternative_cost(first: &str, kind: &str, k: &HashVerdict, w: &HashVerdict) -> String {
-    format!(
-        "{first} The cheapest {kind} hasher that passes every test, {}, costs {:.2} ns/hash \
-         ({:+.0} %).",
-        k.name,
-        k.cost_ns.median,
-        (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0
-    )
+/// `first`, then the cheapest `kind` alternatives that pass every test (`group`, from
+/// [`cheapest_group`]: the cheapest and those its cost is not told apart from) with their
+/// costs and their differences from the winner `w`'s; and what "would change if" names.
+/// Several are named together and none is preferred: the run does not choose between them.
+fn alternative_cost(
+    first: &str,
+    kind: &str,
+    group: &[&HashVerdict],
+    w: &HashVerdict,
+) -> (String, String) {
+    let vs_winner = |k: &HashVerdict| (k.cost_ns.median / w.cost_ns.median - 1.0) * 100.0;
+    match group {
+        [k] => (
+            format!(
+                "{first} The cheapest {kind} hasher that passes every test, {}, costs {:.2} \
+                 ns/hash ({:+.0} %).",
+                k.name,
+                k.cost_ns.median,
+                vs_winner(k)
+            ),
+            k.name.clone(),
+        ),
+        _ => {
+            let costs: Vec<String> = group
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{} ({} ns/hash, {:+.0} %)",
+                        k.name,
+                        k.cost_ns.fmt_interval(2),
+                        vs_winner(k)
+                    )
+                })
+                .collect();
+            let names: Vec<&str> = group.iter().map(|k| k.name.as_str()).collect();
+            (
+                format!(
+                    "{first} The cheapest {kind} hashers that pass every test, {}, are not \
+                     told apart: the central 80 % of their timing rounds overlap, so this run \
+                     does not choose between them.",
+                    and_list(&costs.iter().map(String::as_str).collect::<Vec<_>>())
+                ),
+                format!("{} (not told apart)", or_list(&names)),
+            )
+        }
+    }
 }
 
 /// For a winner the kernel does not have ([`HashVerdict::in_kernel`]): the sentence saying
@@ -138,18 +167,19 @@ fn kernel_note(v: &[HashVerdict], winner: &str, t: TableScope) -> Option<(String
         "{} is not in the kernel (source: {}): adopting it means adding it.",
         w.name, w.source
     );
-    let kernel = cheapest(v, |h| {
-        h.fit_for(t) && h.in_kernel() && h.cost_ns.median.is_finite()
-    });
-    Some(match kernel {
-        Some(k) => (
-            alternative_cost(&first, "kernel", k, w),
-            format!("only a hasher the kernel has would do (then {})", k.name),
-        ),
-        None => (
+    let kernel = cheapest_group(v, |h| h.fit_for(t) && h.in_kernel());
+    Some(match kernel[..] {
+        [] => (
             format!("{first} No kernel hasher evaluated passes every test for this table."),
             "only a hasher the kernel has would do (none evaluated qualifies)".into(),
         ),
+        _ => {
+            let (evidence, then) = alternative_cost(&first, "kernel", &kernel, w);
+            (
+                evidence,
+                format!("only a hasher the kernel has would do (then {then})"),
+            )
+        }
     })
 }
 
@@ -163,7 +193,7 @@ fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
     if a.keyed || !a.mm_recovered {
         return None;
     }
-    let keyed = cheapest(v, |h| {
+    let keyed = cheapest_group(v, |h| {
         h.fit_for(TableScope::Global) && h.attack.as_ref().is_some_and(|a| a.keyed)
     });
     let first = format!(
@@ -171,20 +201,20 @@ fn leak_note(v: &[HashVerdict], winner: &str) -> Option<(String, String)> {
          {} probes.",
         crate::render::fmt_grouped(a.probes as f64, 0)
     );
-    Some(match keyed {
-        Some(k) => (
-            alternative_cost(&first, "keyed", k, w),
-            format!(
-                "the global table had to resist the bucket-collision leak (then {})",
-                k.name
-            ),
-        ),
-        None => (
+    Some(match keyed[..] {
+        [] => (
             format!("{first} No keyed hasher evaluated passes every test."),
             "the global table had to resist the bucket-collision leak (no keyed hasher \
              evaluated qualifies)"
                 .into(),
         ),
+        _ => {
+            let (evidence, then) = alternative_cost(&first, "keyed", &keyed, w);
+            (
+                evidence,
+                format!("the global table had to resist the bucket-collision leak (then {then})"),
+            )
+        }
     })
 }
 
@@ -883,6 +913,86 @@ mod tests {
         j.attack = Some(score(false, false));
         let d = hash_decision(&[j], TableScope::Global);
         assert!(!d.evidence.contains("unkeyed"), "{}", d.evidence);
+    }
+
+    #[test]
+    fn keyed_alternatives_not_told_apart_are_named_together_and_none_preferred() {
+        let score = |keyed| AttackScore {
+            bits_leaked: if keyed { 0.0 } else { 32.0 },
+            space_bits: 32,
+            probes: 4770,
+            mm_recovered: !keyed,
+            stop: if keyed {
+                crate::attack::leak::Stop::CannotTest
+            } else {
+                crate::attack::leak::Stop::Recovered
+            },
+            keyed,
+            buckets: 256,
+        };
+        let mut j = hv("jhash2", [4.9, 5.0, 5.1], false);
+        j.attack = Some(score(false));
+        // The trial's case: hsiphash 14.5 (14.0–23.0) and siphash 22.8 (22.2–23.7) overlap
+        // (23.0 ≥ 22.2), so neither is the cheapest keyed hasher.
+        let mut h = hv("hsiphash", [14.0, 14.5, 23.0], false);
+        h.attack = Some(score(true));
+        let mut s = hv("siphash", [22.2, 22.8, 23.7], false);
+        s.attack = Some(score(true));
+        let d = hash_decision(&[j.clone(), s.clone(), h.clone()], TableScope::Global);
+        assert_eq!(d.value, "jhash2");
+        assert!(
+            !d.evidence.contains("The cheapest keyed hasher that")
+                && d.evidence.contains(
+                    "The cheapest keyed hashers that pass every test, hsiphash (14.50 \
+                     (14.00–23.00) ns/hash, +190 %) and siphash (22.80 (22.20–23.70) ns/hash, \
+                     +356 %), are not told apart"
+                ),
+            "{}",
+            d.evidence
+        );
+        assert!(
+            d.would_change_if
+                .contains("(then hsiphash or siphash (not told apart))"),
+            "{}",
+            d.would_change_if
+        );
+        // Intervals clear of each other (14.0–15.0 against 22.2–23.7): hsiphash alone.
+        h.cost_ns = Spread::of(&[14.0, 14.5, 15.0]).unwrap();
+        let d = hash_decision(&[j, s, h], TableScope::Global);
+        assert!(
+            d.evidence
+                .contains("The cheapest keyed hasher that passes every test, hsiphash,")
+                && d.would_change_if.contains("(then hsiphash)"),
+            "{} / {}",
+            d.evidence,
+            d.would_change_if
+        );
+    }
+
+    #[test]
+    fn kernel_alternatives_not_told_apart_are_named_together_and_none_preferred() {
+        let mut x = hv("xxh3", [2.9, 3.0, 3.1], false);
+        x.source = "xxHash XXH3_64bits_withSeed (not in the kernel)".into();
+        // 4.0 (3.9–5.0) and 4.6 (4.5–4.7) overlap: not told apart.
+        let j = hv("jhash2", [3.9, 4.0, 5.0], false);
+        let c = hv("crc32", [4.5, 4.6, 4.7], false);
+        let d = hash_decision(&[x.clone(), c.clone(), j.clone()], TableScope::Private);
+        assert_eq!(d.value, "xxh3");
+        assert!(
+            d.evidence.contains(
+                "The cheapest kernel hashers that pass every test, jhash2 (4.00 (3.90–5.00) \
+                 ns/hash, +33 %) and crc32 (4.60 (4.50–4.70) ns/hash, +53 %), are not told \
+                 apart"
+            ),
+            "{}",
+            d.evidence
+        );
+        assert!(
+            d.would_change_if
+                .contains("(then jhash2 or crc32 (not told apart))"),
+            "{}",
+            d.would_change_if
+        );
     }
 
     #[test]

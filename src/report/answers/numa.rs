@@ -146,21 +146,52 @@ pub fn numa(ctx: &Context, figures: &[NumaFigure], trust: &[ProfileTrust]) -> An
         ),
         commands: numa_commands(ctx, figures),
         caveat: format!(
-            "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement: \
-             {:.2}× the local one on {}, {}× on seed 002's Ivy Bridge-EP, which \
-             has the seed box's other costs (the built-in template takes the ratio of the mean \
-             cache-to-cache latencies of three published 2-socket 64-core AMD EPYC servers \
-             for the first, whose CPU the seed does not name, and that of Xeon E5-2680 v2 for the \
-             second). Simulated figures carry {}.{}",
-            ctx.seed_box.remote_ratio(),
-            profile_label(&ctx.seed_box),
-            crate::sim::validate::IVB_EP_REMOTE_RATIO,
+            "{} Simulated figures carry {}.{}",
+            handoff_caveat(ctx),
             ctx.sim_error().provenance(),
             caveats(&simulated, tol)
         ),
         figures: json!({ "simulated": figures, "seed_separated": SEED_NUMA_SEPARATED, "seed_forced": SEED_NUMA_FORCED, "tolerance": tol }),
         files: Vec::new(),
     }
+}
+
+/// The caveat's first sentences: the cross-node hand-off cost of every machine the answer
+/// simulated, the `--profile` first when it has nodes to split (the machine the answer is
+/// for, [`sim_numa`]), with its own remote ÷ local ratio from its figures; then the seed
+/// box's and seed 002's, with where the built-in template takes them from.
+fn handoff_caveat(ctx: &Context) -> String {
+    let user = ctx
+        .user_profile
+        .as_ref()
+        .filter(|p| p.nodes >= 2)
+        .map_or(String::new(), |p| {
+            format!(
+                "{:.2}× the local one on {}, the machine this answer is for (its \
+                 handoff_remote_ns ÷ handoff_local_ns, {:.3} ÷ {:.3} ns, as the profile gives \
+                 them); ",
+                p.remote_ratio(),
+                profile_label(p),
+                p.handoff_remote_ns,
+                p.handoff_local_ns
+            )
+        });
+    format!(
+        "Simulated: the cross-node hand-off cost is not fitted to a NUMA measurement (`sim \
+         calibrate` fits the local hand-off and keeps a profile's remote ÷ local ratio): \
+         {user}{:.2}× {}on {}, {}× on seed 002's Ivy Bridge-EP, which has the seed box's other \
+         costs (the built-in template takes the ratio of the mean cache-to-cache latencies of \
+         three published 2-socket 64-core AMD EPYC servers for the seed box, whose CPU the seed \
+         does not name, and that of Xeon E5-2680 v2 for seed 002's).",
+        ctx.seed_box.remote_ratio(),
+        if user.is_empty() {
+            "the local one "
+        } else {
+            ""
+        },
+        profile_label(&ctx.seed_box),
+        crate::sim::validate::IVB_EP_REMOTE_RATIO,
+    )
 }
 
 /// One `sim --workload lock` per row of the table and per column (separated, then
@@ -271,6 +302,43 @@ mod tests {
         };
         assert_eq!(row("8.00")[2], "2", "{out}");
         assert_eq!(row("3.50")[2], "10", "{out}");
+    }
+
+    #[test]
+    fn the_hand_off_caveat_quotes_the_profile_the_answer_is_for() {
+        use crate::report::answers::test_support::context;
+        let mut seed = crate::sim::validate::seed_box_template();
+        seed.name = "seed thread 256-CPU 2-node box".into();
+        // data/machines/skl-2s-112.toml's hand-offs: 413.058 / 142.446 = 2.8998 → 2.90×.
+        let mut skl = seed.clone();
+        skl.name = "profile skl-2s-112: skl-2s-112: 2 x 28-core Skylake-SP".into();
+        skl.cpus = 112;
+        skl.nodes = 2;
+        skl.handoff_local_ns = 142.446;
+        skl.handoff_remote_ns = 413.058;
+        let c = numa(&context(seed.clone(), Some(skl.clone())), &[], &[]).caveat;
+        assert!(
+            c.contains(
+                "2.90× the local one on profile skl-2s-112 (112 CPUs, 2 node(s)), the machine \
+                 this answer is for (its handoff_remote_ns ÷ handoff_local_ns, 413.058 ÷ \
+                 142.446 ns"
+            ),
+            "{c}"
+        );
+        // The seed box's ratio is still quoted, after the profile's.
+        let seed_at = c.find("on seed thread 256-CPU 2-node box").expect(&c);
+        assert!(c.find("2.90×").unwrap() < seed_at, "{c}");
+        // A one-node profile has nothing to split: the answer is the seed box's.
+        skl.nodes = 1;
+        let c = numa(&context(seed.clone(), Some(skl)), &[], &[]).caveat;
+        assert!(!c.contains("skl-2s-112") && !c.contains("2.90"), "{c}");
+        assert!(
+            c.contains(&format!(
+                "{:.2}× the local one on seed thread",
+                seed.remote_ratio()
+            )),
+            "{c}"
+        );
     }
 
     #[test]

@@ -392,15 +392,27 @@ pub fn recommend(v: &[HashVerdict], t: TableScope) -> (Option<&HashVerdict>, Opt
 /// overlaps its ([`Spread::told_apart`]): the hashers this run's timing does not tell
 /// apart from the cheapest, cheapest first. Empty when none is fit.
 pub fn cheapest_tied(v: &[HashVerdict], t: TableScope) -> Vec<&HashVerdict> {
-    let mut fit: Vec<&HashVerdict> = v
+    cheapest_group(v, |h| h.fit_for(t))
+}
+
+/// The cheapest (median cost) of the verdicts `accept` takes, and every other one it takes
+/// whose cost interval overlaps the cheapest's ([`Spread::told_apart`]): the ones this
+/// run's timing does not tell apart from it, cheapest first. Empty when it takes none
+/// with a cost. A single one is the cheapest only when its interval is clear of the
+/// others'.
+pub fn cheapest_group(
+    v: &[HashVerdict],
+    accept: impl Fn(&HashVerdict) -> bool,
+) -> Vec<&HashVerdict> {
+    let mut ok: Vec<&HashVerdict> = v
         .iter()
-        .filter(|h| h.fit_for(t) && h.cost_ns.median.is_finite())
+        .filter(|h| accept(h) && h.cost_ns.median.is_finite())
         .collect();
-    fit.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
-    let Some(first) = fit.first().copied() else {
+    ok.sort_by(|a, b| a.cost_ns.median.total_cmp(&b.cost_ns.median));
+    let Some(first) = ok.first().copied() else {
         return Vec::new();
     };
-    fit.into_iter()
+    ok.into_iter()
         .filter(|h| std::ptr::eq(*h, first) || !h.cost_ns.told_apart(&first.cost_ns))
         .collect()
 }
@@ -754,12 +766,12 @@ pub fn which_hash(
     Ok((a, v))
 }
 
-/// answer-hashers.svg: each hasher's cost (with its runs' range) against its worst
-/// collisions ratio.
+/// answer-hashers.svg: each hasher's cost (with the central 80 % of its timing rounds)
+/// against its worst collisions ratio.
 fn hashers_plot(v: &[HashVerdict], dir: &Path, a: &mut Answer) -> Result<(), ReportError> {
     let plot = Plot {
         title: "hash cost against distribution quality (lower left is better)".into(),
-        x_label: "ns per hash (this machine, one core; bars: range of the runs)".into(),
+        x_label: hashers_x_label(v),
         y_label: "worst collisions ÷ random expectation".into(),
         lines: v
             .iter()
@@ -777,6 +789,27 @@ fn hashers_plot(v: &[HashVerdict], dir: &Path, a: &mut Answer) -> Result<(), Rep
         ..Plot::default()
     };
     write_plot(dir, "answer-hashers.svg", &plot, a)
+}
+
+/// The x label of answer-hashers.svg: what its bars are ([`Spread::central`] of the
+/// timing rounds, `measure_costs`) with the number of rounds this run timed.
+fn hashers_x_label(v: &[HashVerdict]) -> String {
+    let mut rounds: Vec<usize> = v
+        .iter()
+        .filter(|h| h.cost_ns.median.is_finite())
+        .map(|h| h.cost_ns.runs)
+        .collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let n = match rounds[..] {
+        [] => return "ns per hash (this machine, one core)".into(),
+        [n] => n.to_string(),
+        [lo, .., hi] => format!("{lo}–{hi}"),
+    };
+    format!(
+        "ns per hash (this machine, one core; dot: median, bars: 10th–90th percentile of \
+         {n} timing rounds)"
+    )
 }
 
 /// Mean throughput over rows ≥ 1024 slots per column of the published eight-algorithm
@@ -901,6 +934,35 @@ pub(crate) mod tests {
         } else {
             Fitness::both()
         }
+    }
+
+    #[test]
+    fn the_hashers_plot_says_its_bars_are_the_central_80_percent_of_the_rounds() {
+        // 41 rounds, as `report --quick` times them (context::cost_rounds).
+        let rounds: Vec<f64> = (0..41).map(|i| 5.0 + i as f64 * 0.01).collect();
+        let v: Vec<HashVerdict> = ["jhash2", "siphash"]
+            .iter()
+            .map(|n| HashVerdict {
+                cost_ns: Spread::central(&rounds).unwrap(),
+                ..verdict(n, 5.0, &[], 1.0)
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!("futexhash-hashers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        hashers_plot(&v, &dir, &mut Answer::default()).unwrap();
+        let svg = std::fs::read_to_string(dir.join("answer-hashers.svg")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let texts: Vec<String> = crate::render::plot::tests::svg_texts(&svg)
+            .into_iter()
+            .map(|t| t.1)
+            .collect();
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.contains("bars: 10th–90th percentile of 41 timing rounds")),
+            "{texts:?}"
+        );
+        assert!(!svg.contains("range of the runs"), "{texts:?}");
     }
 
     #[test]
