@@ -443,15 +443,12 @@ fn bad_algo_profile_and_repeat_are_exit_2_before_any_work() {
     ] {
         let mut all = vec!["report", "--quick", "--out", out.to_str().unwrap()];
         all.extend(args.iter().copied());
-        let t = std::time::Instant::now();
         let o = futexhash(&all);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!err.contains("panicked"), "{err}");
-        assert!(
-            t.elapsed().as_secs() < 10,
-            "{args:?} did work before refusing"
-        );
+        // "Before any work" is checked by what exists afterwards, not by a time limit a
+        // busy machine could break: the output directory a report creates first is absent.
         assert!(!out.exists(), "{args:?} wrote something");
     }
 }
