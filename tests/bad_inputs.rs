@@ -161,7 +161,7 @@ const CASES: &[(&str, &str)] = &[
     ("report --out /proc/x --quick", "/proc/x"),
     ("report --out /etc/passwd --quick", "/etc/passwd"),
     (
-        "report --data /nonexistent --quick --out /tmp/rb/r",
+        "report --data /nonexistent --quick --out /tmp/futexhash-bad-data-report",
         "/nonexistent",
     ),
     ("report --bogus", "--bogus"),
