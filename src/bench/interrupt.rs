@@ -71,7 +71,9 @@ fn monotonic_ns() -> u64 {
 fn note_arrival(now_ns: u64) {
     let stamp = now_ns.saturating_add(1);
     if let Err(first) = FIRST_NS.compare_exchange(0, stamp, Ordering::SeqCst, Ordering::SeqCst)
-        && stamp.saturating_sub(first) >= REPEAT_AFTER.as_nanos() as u64
+        // abs_diff: a handler that read its clock, stalled, and lost the exchange to a
+        // later signal holds the earlier time; the two are still that far apart.
+        && stamp.abs_diff(first) >= REPEAT_AFTER.as_nanos() as u64
     {
         REPEATED.store(true, Ordering::SeqCst);
     }
@@ -202,6 +204,33 @@ mod tests {
         assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
         assert!(libc::WIFEXITED(status), "child died: {status:#x}");
         assert_eq!(libc::WEXITSTATUS(status), 0, "errno changed by the handler");
+    }
+
+    #[test]
+    fn a_handler_that_stalled_before_its_exchange_still_sees_the_repeat() {
+        // Handler A reads its clock at t0, stalls; handler B (a real second Ctrl-C 300 ms
+        // later) stamps first. A then loses the exchange holding the earlier time: the two
+        // are 300 ms apart all the same, a repeat.
+        // SAFETY: the child only touches atomics and calls _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let ms = 1_000_000u64;
+            let t0 = 5_000 * ms;
+            note_arrival(t0 + 300 * ms);
+            note_arrival(t0);
+            // SAFETY: _exit ends the child at once.
+            unsafe { libc::_exit(i32::from(!repeated())) };
+        }
+        let mut status = 0;
+        // SAFETY: reaping our own child into a valid int.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "child died: {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "the stalled handler's repeat was lost"
+        );
     }
 
     #[test]

@@ -410,6 +410,29 @@ fn captured_span_ns(rec: &Recording) -> u64 {
     hi.saturating_sub(lo)
 }
 
+/// The longest captured timeline a replay stretches, ns: for each thread, its first keyed
+/// call's time after the earliest thread's plus every forward gap between its keyed calls
+/// (what [`first_starts`] and the think times add up to; a thread whose captured times go
+/// backwards, as a migrating thread's events can, gets only its forward gaps, so this can
+/// exceed the first-to-last span).
+fn stretched_span_ns(rec: &Recording) -> u64 {
+    let keyed = || rec.ops.iter().filter(|o| !o.keys.is_empty());
+    let earliest = keyed().filter_map(|o| o.t_ns).min().unwrap_or(0);
+    // Per thread: (last time seen, time so far).
+    let mut threads: HashMap<u32, (u64, u64)> = HashMap::new();
+    for o in keyed() {
+        let Some(t) = o.t_ns else { continue };
+        threads
+            .entry(o.thread)
+            .and_modify(|(last, total)| {
+                *total = total.saturating_add(t.saturating_sub(*last));
+                *last = t;
+            })
+            .or_insert((t, t - earliest));
+    }
+    threads.values().map(|&(_, total)| total).max().unwrap_or(0)
+}
+
 /// Whether `rec` has think time for a think scale to scale: every call has a time and its
 /// replayed calls were not all captured at the same time (strace traces have no times
 /// here; a capture whose times are all equal has no gaps).
@@ -425,18 +448,26 @@ pub fn think_scale_beyond_clock(rec: &Recording, think_scale: f64) -> Option<Str
     if !rec.ops.iter().all(|o| o.t_ns.is_some()) {
         return None;
     }
-    let span_ns = captured_span_ns(rec);
+    let span_ns = stretched_span_ns(rec);
     let scaled_ps = span_ns as f64 * think_scale * 1000.0;
     (scaled_ps > MAX_THINK_PS).then(|| {
         format!(
-            "stretches the {:.6} s this trace was captured over to {:.4e} s, beyond the \
-             replay's clock ({:.4e} s); at most {:.4e} for this trace",
+            "stretches the {:.6} s this trace's threads were captured over to {:.4e} s, \
+             beyond the replay's clock ({:.4e} s); at most {} for this trace",
             span_ns as f64 * 1e-9,
             scaled_ps * 1e-12,
             MAX_THINK_PS * 1e-12,
-            MAX_THINK_PS / 1000.0 / span_ns as f64,
+            four_digits_down(MAX_THINK_PS / 1000.0 / span_ns as f64),
         )
     })
+}
+
+/// `x > 0` rounded down to four significant digits, in `{:e}` form: a maximum printed
+/// rounded to nearest could be above the true one and be refused when fed back.
+fn four_digits_down(x: f64) -> String {
+    let exp = x.log10().floor() as i32;
+    let mantissa = (x / 10f64.powi(exp - 3)).floor() / 1000.0;
+    format!("{mantissa:.3}e{exp}")
 }
 
 /// Refuses a think scale beyond the replay's clock for `rec` ([`think_scale_beyond_clock`]).
@@ -762,7 +793,9 @@ fn run_threads(
         last_end[t] = now;
         pos[t] += 1;
         if pos[t] < threads[t].len() {
-            heap.push(Reverse((now.max(begin + op.think_ps), t)));
+            // Saturating: the think-scale check bounds this below the clock's end; a
+            // wrap would put the call before its own thread's previous one.
+            heap.push(Reverse((now.max(begin.saturating_add(op.think_ps)), t)));
         }
     }
     latencies.sort_unstable();
@@ -1174,8 +1207,31 @@ mod tests {
         let e = replay(&machine(2), &r, "t", &jhash2(), 0, 1e6)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("at most 4.6117e5"), "{e}");
-        assert!(replay(&machine(2), &r, "t", &jhash2(), 0, 4.6e5).is_ok());
+        // 2^62 ps / 10 s = 461168.6…, rounded down: the printed most must be accepted.
+        assert!(e.contains("at most 4.611e5"), "{e}");
+        assert!(replay(&machine(2), &r, "t", &jhash2(), 0, 4.611e5).is_ok());
+        assert!(replay(&machine(2), &r, "t", &jhash2(), 0, 4.612e5).is_err());
+    }
+
+    #[test]
+    fn a_thread_whose_times_go_backwards_cannot_slip_past_the_clock_check() {
+        // One thread, times 1, 11, 1, 11, … s: a first-to-last span of 10 s, but every
+        // forward gap is 10 s of think time, 5 of them 50 s. At 4.6e5 the span alone would
+        // pass (4.6e6 s < 2^62 ps ≈ 4.61e6 s) while the think times add up to 2.3e7 s: a
+        // wrapped clock. The check must count the gaps: at most 2^62 ps / 50 s = 92233.7….
+        let mut r = rec(1, 11, 0, true);
+        for (i, op) in r.ops.iter_mut().enumerate() {
+            op.t_ns = Some(if i % 2 == 0 {
+                1_000_000_000
+            } else {
+                11_000_000_000
+            });
+        }
+        let e = replay(&machine(2), &r, "t", &jhash2(), 0, 4.6e5)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at most 9.223e4"), "{e}");
+        assert!(replay(&machine(2), &r, "t", &jhash2(), 0, 9.223e4).is_ok());
     }
 
     #[test]

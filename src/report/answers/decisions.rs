@@ -794,6 +794,22 @@ mod tests {
     }
 
     #[test]
+    fn the_cheapest_group_leaves_out_a_hasher_clearly_dearer_than_another_member() {
+        // A's wide interval (1.0–5.0) overlaps both B (1.2–1.9) and C (4.0–6.0), but C is
+        // clearly above B (4.0 > 1.9), so C cannot be the cheapest: A and B are named.
+        let v = [
+            hv("a", [1.0, 1.5, 5.0], false),
+            hv("b", [1.2, 1.6, 1.9], false),
+            hv("c", [4.0, 4.5, 6.0], false),
+        ];
+        let names: Vec<&str> = cheapest_group(&v, |_| true)
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+
+    #[test]
     fn a_winner_the_kernel_lacks_says_so_and_names_the_kernels_cheapest() {
         let mut x = hv("xxh3", [2.9, 3.0, 3.1], false);
         x.source = "xxHash XXH3_64bits_withSeed (not in the kernel)".into();

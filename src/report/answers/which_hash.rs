@@ -396,10 +396,12 @@ pub fn cheapest_tied(v: &[HashVerdict], t: TableScope) -> Vec<&HashVerdict> {
 }
 
 /// The cheapest (median cost) of the verdicts `accept` takes, and every other one it takes
-/// whose cost interval overlaps the cheapest's ([`Spread::told_apart`]): the ones this
-/// run's timing does not tell apart from it, cheapest first. Empty when it takes none
-/// with a cost. A single one is the cheapest only when its interval is clear of the
-/// others'.
+/// whose cost interval overlaps the cheapest's ([`Spread::told_apart`]) and is not
+/// clearly above another member's: the ones that could be the cheapest, cheapest first.
+/// (Overlap is not transitive: under a wide cheapest interval, two members can be told
+/// apart from each other, and the dearer of them cannot be the cheapest.) Empty when it
+/// takes none with a cost. A single one is the cheapest only when its interval is clear
+/// of the others'.
 pub fn cheapest_group(
     v: &[HashVerdict],
     accept: impl Fn(&HashVerdict) -> bool,
@@ -412,8 +414,18 @@ pub fn cheapest_group(
     let Some(first) = ok.first().copied() else {
         return Vec::new();
     };
-    ok.into_iter()
+    let overlapping: Vec<&HashVerdict> = ok
+        .into_iter()
         .filter(|h| std::ptr::eq(*h, first) || !h.cost_ns.told_apart(&first.cost_ns))
+        .collect();
+    overlapping
+        .iter()
+        .copied()
+        .filter(|h| {
+            !overlapping
+                .iter()
+                .any(|g| g.cost_ns.median < h.cost_ns.median && g.cost_ns.told_apart(&h.cost_ns))
+        })
         .collect()
 }
 
