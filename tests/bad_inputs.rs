@@ -152,6 +152,11 @@ const CASES: &[(&str, &str)] = &[
     ("keys --workload nope", "'nope'"),
     ("keys --workload perf --output /proc/x", "/proc/x"),
     ("keys --workload perf --keys -3", "'-3'"),
+    ("keys --workload fork:4 --processes 8", "--processes '8'"),
+    (
+        "keys --workload trace:data/traces/sort-parallel.fxc --seed 3",
+        "--seed '3'",
+    ),
     ("dist --hashes /nonexistent.csv", "/nonexistent.csv"),
     ("sim --profile this-vm --workload lock -b 16,32", "'16,32'"),
     ("sim validate --rows 0", "'0'"),

@@ -559,6 +559,8 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
             a.reps
         )));
     }
+    // Before the hashers: a c: hasher is compiled and probed by algo_list.
+    check_table_memory(&tables)?;
     let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
     let kernel = args::algo_list(&a.algo, kernel_key)?;
     if a.hash_key.is_some() {
@@ -569,7 +571,6 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     }
     let attacker_key = a.attacker_key.unwrap_or(HashKey::DEFAULT);
     let attacker = args::algo_list(&a.algo, attacker_key)?;
-    check_table_memory(&tables)?;
     a.out.check()?;
     let (victim_mm, attacker_mm) = records::flood_mms(a.seed);
     // The model's waiters block for real, so they sit in this process's real futex hash
@@ -754,8 +755,9 @@ fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
             a.samples
         )));
     }
-    let hashers = args::algo_list(&a.algo, drawn_key(a.seed))?;
+    // Before the hashers: a c: hasher is compiled and probed by algo_list.
     check_table_memory(&tables)?;
+    let hashers = args::algo_list(&a.algo, drawn_key(a.seed))?;
     a.out.check()?;
     // The records are written when every measurement is done: an interruption keeps
     // nothing (its parked threads end with the process).

@@ -30,9 +30,9 @@ pub(super) struct KeysArgs {
     /// Number of distinct keys (default: perf 245760, trace: all its keys, others 262144).
     #[arg(long, value_name = "N", value_parser = args::number)]
     keys: Option<u64>,
-    /// Seed of the workload generator.
-    #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
-    seed: u64,
+    /// Seed of the workload generator (default 1; not for trace:FILE, whose keys are read).
+    #[arg(long, value_name = "S", value_parser = args::number)]
+    seed: Option<u64>,
     /// Output format: csv (columns kind,w0,w1,offset) or json.
     #[arg(long, value_enum, default_value_t = KeysFormat::Csv)]
     format: KeysFormat,
@@ -66,6 +66,20 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
     if let Some(p) = &a.output {
         args::check_output_path(p, "output")?;
     }
+    // As `dist`: a flag the workload will not read is refused, not dropped.
+    let named = a.workload.trim();
+    if let (Some(n), Some(count)) = (a.processes, named.strip_prefix("fork:")) {
+        return Err(CliError::Usage(format!(
+            "--processes '{n}' repeats the process count --workload {named} gives ({count}); \
+             give it once: --workload fork --processes {n} or --workload fork:{count}"
+        )));
+    }
+    if let (Some(seed), true) = (a.seed, named.starts_with("trace:")) {
+        return Err(CliError::Usage(format!(
+            "--seed '{seed}' draws the keys of a generated workload; --workload {named} reads \
+             its keys from the trace: drop --seed"
+        )));
+    }
     let workload: KeyWorkload = a
         .workload
         .parse()
@@ -89,7 +103,7 @@ pub(super) fn run(a: KeysArgs) -> Result<(), CliError> {
     // The keys are written when all are generated: an interruption keeps nothing.
     interrupt::watch(Keeps::Nothing);
     let set = workload
-        .generate(a.keys.map(|k| k as usize), a.seed)
+        .generate(a.keys.map(|k| k as usize), a.seed.unwrap_or(1))
         .map_err(CliError::usage)?;
     // What the workload says of its keys (a trace's unparseable lines, a missing trailer),
     // as `dist` and `sim` say it: the keys written may not be all the program used.
