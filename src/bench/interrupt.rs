@@ -43,7 +43,8 @@ pub const REPEAT_AFTER: Duration = Duration::from_millis(200);
 
 /// Set by the handler.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
-/// The signal that set it (0: none).
+/// The first signal that set it (0: none): the one that started the stop is the one the
+/// exit line names, whatever came after.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// SIGINTs and SIGTERMs received (a lock-free atomic: async-signal-safe).
 static COUNT: AtomicU32 = AtomicU32::new(0);
@@ -92,7 +93,8 @@ extern "C" fn on_signal(sig: libc::c_int) {
     let saved = unsafe { *libc::__errno_location() };
     note_arrival(monotonic_ns());
     REQUESTED.store(true, Ordering::SeqCst);
-    SIGNAL.store(sig, Ordering::SeqCst);
+    // Only the first signal is kept: a lost exchange means one is already recorded.
+    let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     COUNT.fetch_add(1, Ordering::SeqCst);
     for c in &CHILDREN {
         let pid = c.load(Ordering::SeqCst);
@@ -139,7 +141,7 @@ pub fn repeated() -> bool {
     REPEATED.load(Ordering::SeqCst)
 }
 
-/// The signal received (SIGINT or SIGTERM), if any.
+/// The first signal received (SIGINT or SIGTERM), if any.
 pub fn signal() -> Option<i32> {
     Some(SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
 }
@@ -178,6 +180,30 @@ impl Drop for ChildGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_signal_is_the_one_named() {
+        // SIGTERM started the stop; a SIGINT after it must not rename it. In a forked
+        // child, as the other handler tests: the recorded signal is process-wide.
+        // SAFETY: the child only runs the handler (atomics, kill on no child) and _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            on_signal(libc::SIGTERM);
+            on_signal(libc::SIGINT);
+            // SAFETY: _exit ends the child at once.
+            unsafe { libc::_exit(i32::from(signal() != Some(libc::SIGTERM))) };
+        }
+        let mut status = 0;
+        // SAFETY: reaping our own child into a valid int.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "child died: {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "a later SIGINT renamed the SIGTERM"
+        );
+    }
 
     #[test]
     fn the_handler_leaves_errno_as_it_found_it() {
