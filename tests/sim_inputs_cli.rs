@@ -838,6 +838,25 @@ fn lock_and_perf_loop_refuse_unused_flags_given_at_their_default_values() {
 
 // J. Trace replay's --think-scale, --global-buckets; --seed and lock's -t ---------------
 
+/// `trace:PATH` of a capture file written here: one FUTEX_WAIT (op 129) on one private
+/// word of process 100 per `(time ns, thread)`, with the capture format's header and
+/// trailer.
+fn capture_workload(name: &str, calls: &[(u64, u32)]) -> String {
+    let path = tmp(name);
+    let mut text = String::from("# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n");
+    for (t, tid) in calls {
+        text.push_str(&format!(
+            "futex {t} 100 {tid} 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n"
+        ));
+    }
+    text.push_str(&format!(
+        "# end events={} lost=0 reason=exited exit_code=0\n",
+        calls.len()
+    ));
+    std::fs::write(&path, text).unwrap();
+    format!("trace:{}", s(&path))
+}
+
 /// Defect: `--think-scale X` on a trace without think time (strace output, which carries no
 /// call times here, or a capture whose calls all have one time) was accepted and ignored.
 /// A positive X is refused right after the trace is read: one line, before the trace's
@@ -846,16 +865,7 @@ fn lock_and_perf_loop_refuse_unused_flags_given_at_their_default_values() {
 #[test]
 fn think_scale_on_a_trace_without_think_time_is_refused() {
     let strace = "trace:data/traces/xz-T2.strace";
-    let same = tmp("same-time.fxc");
-    std::fs::write(
-        &same,
-        "# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n\
-         futex 5000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
-         futex 5000 100 101 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
-         # end events=2 lost=0 reason=exited exit_code=0\n",
-    )
-    .unwrap();
-    let same = format!("trace:{}", s(&same));
+    let same = capture_workload("same-time.fxc", &[(5000, 100), (5000, 101)]);
     let base = |w: &str| -> Vec<String> {
         [
             "sim",
@@ -991,16 +1001,7 @@ fn a_lock_contender_list_is_named_in_its_refusal() {
 /// printed rounded down (4.611e5) so that the printed most is itself accepted.
 #[test]
 fn a_think_scale_beyond_the_replay_clock_is_refused_naming_the_most() {
-    let long = tmp("long.fxc");
-    std::fs::write(
-        &long,
-        "# futexhash-capture v1 probe=tracepoint clock=monotonic_ns\n\
-         futex 1000000000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
-         futex 11000000000 100 100 0xffff888100000000 129 0x7f0000001000 1 0x0 0x0 0\n\
-         # end events=2 lost=0 reason=exited exit_code=0\n",
-    )
-    .unwrap();
-    let w = format!("trace:{}", s(&long));
+    let w = capture_workload("long.fxc", &[(1_000_000_000, 100), (11_000_000_000, 100)]);
     let args = [
         "sim",
         "--profile",
