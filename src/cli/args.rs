@@ -537,6 +537,49 @@ pub fn non_utf8_message(mut cmd: clap::Command, argv: &[std::ffi::OsString]) -> 
     ))
 }
 
+/// Refuses, before any work, a comma list that names one item twice (`--table
+/// global,global`): one line naming the item, as `sim --kernel` does.
+pub(super) fn no_repeats(flag: &str, list: &str) -> Result<(), CliError> {
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    for (i, item) in items.iter().enumerate() {
+        if !item.is_empty() && items[..i].contains(item) {
+            return Err(CliError::Usage(format!(
+                "--{flag} '{item}' is listed twice in '{list}'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// As [`no_repeats`] for an `--algo` list, whose `all` and `seed` stand for the built-ins
+/// they include: `seed,jhash2` names jhash2 twice.
+pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
+    no_repeats("algo", list)?;
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        let names: Vec<&str> = match item {
+            "all" => crate::hashers::all_names(),
+            "seed" => crate::hashers::SEED_EIGHT.to_vec(),
+            _ => vec![item],
+        };
+        for n in names {
+            if let Some((_, by)) = seen.iter().find(|(s, _)| *s == n) {
+                // Literal repeats were refused above: at least one of the two is a group.
+                let groups: Vec<&str> = [*by, item].into_iter().filter(|x| *x != n).collect();
+                let why = match groups[..] {
+                    [g] => format!("{g} includes it"),
+                    _ => format!("{} both include it", groups.join(" and ")),
+                };
+                return Err(CliError::Usage(format!(
+                    "--algo '{n}' is listed twice in '{list}' ({why})"
+                )));
+            }
+            seen.push((n, item));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use crate::attack::records::{
     REAL_SLOTS, TableSizes, drawn_key,
 };
 use crate::bench::interrupt;
-use crate::hashers::{Builtin, HashKey, KeyHasher, SEED_EIGHT, SharedHasher, all_names};
+use crate::hashers::{Builtin, HashKey, KeyHasher, SharedHasher, all_names};
 use crate::render::{Format, MAIL_WIDTH, TextTable, output};
 use crate::table::{Aligned, kernel_per_node_size, merged_default_slots, possible_cpus};
 use serde::Serialize;
@@ -110,7 +110,7 @@ impl TableArgs {
     /// range and a size flag the run does not read (`--slots` without the private table,
     /// `--buckets` without a design that reads it, `--cpus` when every size read is given).
     fn check(&self, private_reads: PrivateReads) -> Result<TableSizes, CliError> {
-        no_repeats("table", &self.table)?;
+        args::no_repeats("table", &self.table)?;
         let mut kinds = Vec::new();
         for t in self.table.split(',').map(str::trim) {
             let k = match t {
@@ -216,49 +216,6 @@ fn check_table_memory(t: &TableSizes) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(format!("{e}; ask for smaller tables")))
 }
 
-/// Refuses, before any work, a comma list that names one item twice (`--table
-/// global,global`): one line naming the item, as `sim --kernel` does.
-fn no_repeats(flag: &str, list: &str) -> Result<(), CliError> {
-    let items: Vec<&str> = list.split(',').map(str::trim).collect();
-    for (i, item) in items.iter().enumerate() {
-        if !item.is_empty() && items[..i].contains(item) {
-            return Err(CliError::Usage(format!(
-                "--{flag} '{item}' is listed twice in '{list}'"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// As [`no_repeats`] for an `--algo` list, whose `all` and `seed` stand for the built-ins
-/// they include: `seed,jhash2` names jhash2 twice.
-pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
-    no_repeats("algo", list)?;
-    let mut seen: Vec<(&str, &str)> = Vec::new();
-    for item in list.split(',').map(str::trim) {
-        let names: Vec<&str> = match item {
-            "all" => all_names(),
-            "seed" => SEED_EIGHT.to_vec(),
-            _ => vec![item],
-        };
-        for n in names {
-            if let Some((_, by)) = seen.iter().find(|(s, _)| *s == n) {
-                // Literal repeats were refused above: at least one of the two is a group.
-                let groups: Vec<&str> = [*by, item].into_iter().filter(|x| *x != n).collect();
-                let why = match groups[..] {
-                    [g] => format!("{g} includes it"),
-                    _ => format!("{} both include it", groups.join(" and ")),
-                };
-                return Err(CliError::Usage(format!(
-                    "--algo '{n}' is listed twice in '{list}' ({why})"
-                )));
-            }
-            seen.push((n, item));
-        }
-    }
-    Ok(())
-}
-
 #[derive(Debug, clap::Args)]
 struct LeakArgs {
     /// Hashers of the table: a comma list (see `futexhash list`), `seed` or `all`.
@@ -324,7 +281,7 @@ fn no_key_without_keyed(hashers: &[SharedHasher], algo: &str, flag: &str) -> Res
 }
 
 fn run_leak(a: LeakArgs) -> Result<(), CliError> {
-    no_repeated_hashers(&a.algo)?;
+    args::no_repeated_hashers(&a.algo)?;
     let tables = a.tables.check(PrivateReads::Slots)?;
     if a.space_bits == 0 || a.space_bits > MAX_SPACE_BITS as u64 {
         return Err(CliError::Usage(format!(
@@ -495,7 +452,7 @@ fn list<T: Copy + PartialEq>(
     allowed: &str,
     parse: impl Fn(&str) -> Option<T>,
 ) -> Result<Vec<T>, CliError> {
-    no_repeats(what, s)?;
+    args::no_repeats(what, s)?;
     let mut v = Vec::new();
     for p in s.split(',').map(str::trim) {
         let x = parse(p).ok_or_else(|| {
@@ -527,7 +484,7 @@ fn wrap(text: &str, width: usize) -> String {
 }
 
 fn run_flood(a: FloodArgs) -> Result<(), CliError> {
-    no_repeated_hashers(&a.algo)?;
+    args::no_repeated_hashers(&a.algo)?;
     let tables = a.tables.check(PrivateReads::SlotsAndBuckets)?;
     let placements = list(
         &a.placement,
@@ -724,7 +681,7 @@ struct ChannelArgs {
 }
 
 fn run_channel(a: ChannelArgs) -> Result<(), CliError> {
-    no_repeated_hashers(&a.algo)?;
+    args::no_repeated_hashers(&a.algo)?;
     let tables = a.tables.check(PrivateReads::Slots)?;
     let scenarios = list(
         &a.scenario,

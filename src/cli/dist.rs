@@ -177,7 +177,7 @@ fn check_unused(a: &DistArgs) -> Result<(), CliError> {
 /// (one line naming it), as `attack` and `sim --kernel` do.
 fn check_repeats(a: &DistArgs, buckets: &[u64]) -> Result<(), CliError> {
     if a.hashes.is_none() {
-        super::attack::no_repeated_hashers(&a.algo)?;
+        args::no_repeated_hashers(&a.algo)?;
     }
     for (i, b) in buckets.iter().enumerate() {
         if buckets[..i].contains(b) {
