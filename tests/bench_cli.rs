@@ -277,6 +277,37 @@ fn bad_flags_exit_2_with_one_line() {
     }
 }
 
+/// A hasher named twice in `--algo` (written twice, or also included by `seed`) is refused
+/// before any run, in one line naming it; the model backend used to measure it once and
+/// drop the repeat without a word.
+#[test]
+fn a_hasher_named_twice_is_refused() {
+    for (list, needle) in [
+        ("jhash2,jhash2", "--algo 'jhash2' is listed twice"),
+        (
+            "seed,crc32",
+            "'crc32' is listed twice in 'seed,crc32' (seed includes it)",
+        ),
+    ] {
+        let o = futexhash(&[
+            "bench",
+            "--backend",
+            "model",
+            "--algo",
+            list,
+            "-t",
+            "1",
+            "-r",
+            "0.05",
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{list}: {err}");
+        assert_eq!(err.lines().count(), 1, "{list}: {err}");
+        assert!(err.contains(needle), "{list}: {err}");
+        assert!(stdout(&o).is_empty(), "{list}: work was done");
+    }
+}
+
 #[test]
 fn model_backend_sweep_gives_complete_records() {
     let o = futexhash(&[

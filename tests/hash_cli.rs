@@ -64,6 +64,23 @@ const K2_ADDR: u32 = 0xee62b950;
 const K3: &str = "inode:1:0:0x10";
 const K3_FULL: u32 = 0xe5878c77;
 
+/// A hasher named twice in `--algo` is refused in one line naming it, nothing printed; its
+/// rows used to be printed once and the repeat dropped without a word.
+#[test]
+fn a_hasher_named_twice_is_refused() {
+    for (list, needle) in [
+        ("jhash2,xxh3,jhash2", "--algo 'jhash2' is listed twice"),
+        ("all,siphash-addr", "'siphash-addr' is listed twice"),
+    ] {
+        let o = futexhash(&["hash", "--algo", list, "private:1:0x1000"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{list}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{list}: {err}");
+        assert!(err.contains(needle), "{list}: {err}");
+        assert!(stdout(&o).is_empty(), "{list}: work was done");
+    }
+}
+
 #[test]
 fn hash_places_keys_in_buckets_and_nodes_as_the_kernel_does() {
     // 1024 buckets per node, 3 nodes: bucket = hash & 1023, node = (hash >> 10) % 3

@@ -438,6 +438,8 @@ fn bad_algo_profile_and_repeat_are_exit_2_before_any_work() {
     for args in [
         vec!["--algo", "nosuchhash"],
         vec!["--algo", "c:/nonexistent/h.c"],
+        // A hasher the user names twice (the report used to keep one silently).
+        vec!["--algo", "xxh3,xxh3"],
         vec!["--profile", "no-such-profile"],
         vec!["--repeat", "0"],
     ] {
@@ -447,9 +449,31 @@ fn bad_algo_profile_and_repeat_are_exit_2_before_any_work() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!err.contains("panicked"), "{err}");
+        if args[1] == "xxh3,xxh3" {
+            assert!(err.contains("--algo 'xxh3' is listed twice"), "{err}");
+        }
         // "Before any work" is checked by what exists afterwards, not by a time limit a
         // busy machine could break: the output directory a report creates first is absent.
         assert!(!out.exists(), "{args:?} wrote something");
+    }
+    // A hasher the report includes anyway (the seed's eight) may still be named: it is not
+    // a repeat of the user's. --algo is checked before --profile, so the refusal naming
+    // the profile shows the list was accepted, without running the report.
+    for list in ["jhash2", "seed", "siphash,xxh3"] {
+        let o = futexhash(&[
+            "report",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+            "--algo",
+            list,
+            "--profile",
+            "no-such-profile",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{list}: {err}");
+        assert!(err.contains("'no-such-profile'"), "{list}: {err}");
+        assert!(!out.exists(), "{list} wrote something");
     }
 }
 

@@ -286,6 +286,52 @@ fn validate_with_stated_hash_costs_is_reproducible() {
     );
 }
 
+/// A hasher named twice in `--algo` is refused before any simulation, in one line naming
+/// it, for the sweep and the trace replay alike; both used to simulate it once and drop
+/// the repeat without a word.
+#[test]
+fn a_hasher_named_twice_is_refused() {
+    let trace = concat!(
+        "trace:",
+        env!("CARGO_MANIFEST_DIR"),
+        "/data/traces/multi-process.strace"
+    );
+    for args in [
+        vec![
+            "sim",
+            "--profile",
+            "this-vm",
+            "-t",
+            "1",
+            "-b",
+            "2",
+            "--algo",
+            "xxh3,xxh3",
+        ],
+        vec![
+            "sim",
+            "--profile",
+            "this-vm",
+            "--workload",
+            trace,
+            "--algo",
+            "seed,xxh3,crc32",
+        ],
+    ] {
+        let o = futexhash(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        let needle = if args.contains(&"xxh3,xxh3") {
+            "--algo 'xxh3' is listed twice"
+        } else {
+            "'crc32' is listed twice in 'seed,xxh3,crc32' (seed includes it)"
+        };
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}: work was done");
+    }
+}
+
 #[test]
 fn absurd_sizes_and_profiles_are_refused_before_any_work() {
     let prof = tmp("absurd.toml");

@@ -390,9 +390,13 @@ pub fn pow2_list_max(
 
 /// A comma-separated list of hashers: built-in names, `all` (every built-in), `seed` (the
 /// eight of the seed thread), `so:PATH[:SYMBOL]` and `c:FILE.c[:SYMBOL]` with an optional
-/// `LABEL=`. C hashers are compiled and loaded here, before any work.
+/// `LABEL=`. A hasher named twice is refused ([`no_repeated_hashers`]): every command that
+/// takes a list comes through here, so none can drop the repeat silently. C hashers are
+/// compiled and loaded here, before any work, and after the whole list is known to be good.
 pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<SharedHasher>, CliError> {
+    // Parsed first, so an unknown name is refused as unknown even when it repeats.
     let specs = parse_list(s, key).map_err(CliError::usage)?;
+    no_repeated_hashers(s)?;
     specs.iter().map(load_hasher).collect()
 }
 
@@ -552,10 +556,15 @@ pub(super) fn no_repeats(flag: &str, list: &str) -> Result<(), CliError> {
 }
 
 /// As [`no_repeats`] for an `--algo` list, whose `all` and `seed` stand for the built-ins
-/// they include: `seed,jhash2` names jhash2 twice.
+/// they include (`seed,jhash2` names jhash2 twice), and whose C hashers may be spelled
+/// several ways: the same file and symbol under two labels, with the default symbol
+/// written out or left implicit, or through another path to the same file, is one hasher
+/// named twice. Items that do not parse are left to [`parse_list`] to refuse.
+/// [`algo_list`] calls this; a command may call it earlier to refuse before other checks.
 pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
     no_repeats("algo", list)?;
-    let mut seen: Vec<(&str, &str)> = Vec::new();
+    // Per hasher seen: the name it was given by, the item that gave it, what it is.
+    let mut seen: Vec<(&str, &str, HasherIdentity)> = Vec::new();
     for item in list.split(',').map(str::trim) {
         let names: Vec<&str> = match item {
             "all" => crate::hashers::all_names(),
@@ -563,7 +572,17 @@ pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
             _ => vec![item],
         };
         for n in names {
-            if let Some((_, by)) = seen.iter().find(|(s, _)| *s == n) {
+            let Some(id) = HasherIdentity::of(n) else {
+                continue;
+            };
+            if let Some((first, by, _)) = seen.iter().find(|(_, _, s)| *s == id) {
+                if *first != n {
+                    // Two spellings of one C hasher (built-ins have one name each).
+                    return Err(CliError::Usage(format!(
+                        "--algo '{n}' is listed twice in '{list}': it is the same hasher as \
+                         '{first}' ({id}); name it once"
+                    )));
+                }
                 // Literal repeats were refused above: at least one of the two is a group.
                 let groups: Vec<&str> = [*by, item].into_iter().filter(|x| *x != n).collect();
                 let why = match groups[..] {
@@ -574,10 +593,53 @@ pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
                     "--algo '{n}' is listed twice in '{list}' ({why})"
                 )));
             }
-            seen.push((n, item));
+            seen.push((n, item, id));
         }
     }
     Ok(())
+}
+
+/// What a hasher name denotes, whatever its spelling: a built-in by its registry name, a
+/// C hasher by its file (canonical when it exists, so `so:x.so` and `so:./x.so` are one),
+/// symbol and kind (`so:` or `c:`); the label is only a name and does not count.
+#[derive(Debug, PartialEq, Eq)]
+enum HasherIdentity {
+    Builtin(&'static str),
+    External {
+        path: PathBuf,
+        symbol: String,
+        compile: bool,
+    },
+}
+
+impl HasherIdentity {
+    /// `None` when `name` does not parse (refused elsewhere, with the reason).
+    fn of(name: &str) -> Option<HasherIdentity> {
+        Some(match HasherSpec::parse(name, HashKey::DEFAULT).ok()? {
+            HasherSpec::Builtin(b) => HasherIdentity::Builtin(b.static_name()),
+            HasherSpec::External {
+                path,
+                symbol,
+                compile,
+                ..
+            } => HasherIdentity::External {
+                path: std::fs::canonicalize(&path).unwrap_or(path),
+                symbol,
+                compile,
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for HasherIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HasherIdentity::Builtin(n) => f.write_str(n),
+            HasherIdentity::External { path, symbol, .. } => {
+                write!(f, "symbol {symbol} of '{}'", path.display())
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -703,5 +765,65 @@ mod tests {
         }
         let e = one_algo("nope", HashKey::DEFAULT).unwrap_err().to_string();
         assert!(e.contains("'nope'") && !e.contains("seed"), "{e}");
+    }
+
+    /// A hasher named twice in one list is refused by `algo_list` itself, so every command
+    /// taking a list refuses it (bench, sim, hash, report kept the first and ran on), in one
+    /// line naming it: written twice, included by `seed`/`all`, or one C hasher spelled two
+    /// ways. Nothing is loaded: the files need not exist, or be shared objects.
+    #[test]
+    fn algo_lists_refuse_a_hasher_named_twice() {
+        let refused = |list: &str, needles: &[&str]| {
+            let e = match algo_list(list, HashKey::DEFAULT) {
+                Err(CliError::Usage(e)) => e,
+                other => panic!("{list}: {:?}", other.map(|v| v.len())),
+            };
+            assert_eq!(e.lines().count(), 1, "{e}");
+            for n in needles {
+                assert!(e.contains(n), "{list}: {e}");
+            }
+        };
+        refused("jhash2,jhash2", &["--algo 'jhash2' is listed twice"]);
+        refused(" xxh3 ,crc32, xxh3", &["'xxh3' is listed twice"]);
+        refused(
+            "seed,crc32",
+            &["'crc32' is listed twice", "seed includes it"],
+        );
+        refused("jhash2-addr,seed", &["'jhash2-addr'", "seed includes it"]);
+        refused("all,seed", &["'jhash2'", "all and seed both include it"]);
+        refused(
+            "so:/nonexistent/h.so,so:/nonexistent/h.so",
+            &["listed twice"],
+        );
+        // One file and symbol under two labels, or with the default symbol spelled out.
+        refused(
+            "a=so:/nonexistent/h.so,b=so:/nonexistent/h.so",
+            &["'b=so:/nonexistent/h.so' is listed twice", "'a=so:"],
+        );
+        refused(
+            "c:/nonexistent/h.c,c:/nonexistent/h.c:futex_hash",
+            &["same hasher as 'c:/nonexistent/h.c'"],
+        );
+        // One existing file through two paths.
+        let d = std::env::temp_dir().join(format!("fh-algo-twice-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("h.so"), "not loaded").unwrap();
+        let (a, b) = (d.join("h.so"), d.join("sub/../h.so"));
+        refused(
+            &format!("so:{},so:{}", a.display(), b.display()),
+            &["listed twice", "same hasher"],
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        // Distinct hashers, and names that only look alike, are not repeats.
+        for ok in ["jhash2,jhash2-addr", "seed,xxh3", "all"] {
+            assert!(algo_list(ok, HashKey::DEFAULT).is_ok(), "{ok}");
+        }
+        let e = no_repeated_hashers("so:/x/h.so,so:/x/h.so:other,c:/x/h.c,so:/y/h.so");
+        assert!(e.is_ok(), "{e:?}");
+        // An unknown name is refused as unknown, also when it repeats.
+        let e = algo_list("nope,nope", HashKey::DEFAULT)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown algorithm 'nope'"), "{e}");
     }
 }

@@ -173,12 +173,10 @@ fn check_unused(a: &DistArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Refuses, before any work, an `--algo` or `--buckets` list that names an item twice
-/// (one line naming it), as `attack` and `sim --kernel` do.
+/// Refuses, before any work, a `--buckets` list that names a table size twice (one line
+/// naming it), as `sim --kernel` does; a repeated `--algo` hasher is refused by
+/// [`args::algo_list`].
 fn check_repeats(a: &DistArgs, buckets: &[u64]) -> Result<(), CliError> {
-    if a.hashes.is_none() {
-        args::no_repeated_hashers(&a.algo)?;
-    }
     for (i, b) in buckets.iter().enumerate() {
         if buckets[..i].contains(b) {
             return Err(CliError::Usage(format!(
