@@ -192,46 +192,54 @@ pub fn check_plot_name(path: &Path) -> Result<(), CliError> {
     )))
 }
 
-/// Checks, before any work, that `dir` can be used as an output directory: it is a
-/// directory (or can be created in an existing parent) and files can be created in it.
+/// Checks, before any work, that `dir` can be used as an output directory, which is built
+/// beside it (a temporary directory in its parent) and renamed into place: its parent must
+/// exist, be a directory and take new files, and `dir`, if it exists, must be a directory
+/// that takes new files too (the old contents are removed from it). Only `dir` itself is
+/// ever created, never a missing directory above it (as `--output` needs its file's
+/// directory), so a missing parent is refused, naming it. A symlink is followed, as the
+/// writer follows it.
 pub fn check_output_dir(dir: &Path, what: &str) -> Result<(), CliError> {
-    if dir.exists() {
-        if !dir.is_dir() {
-            return Err(CliError::Usage(format!(
-                "cannot write {what} '{}': it exists and is not a directory",
-                dir.display()
-            )));
+    let fail = |reason: String| {
+        CliError::Usage(format!("cannot write {what} '{}': {reason}", dir.display()))
+    };
+    let resolved;
+    let target = if dir.is_symlink() {
+        resolved = std::fs::canonicalize(dir).map_err(|e| {
+            fail(format!(
+                "it is a symbolic link that cannot be followed: {e}"
+            ))
+        })?;
+        resolved.as_path()
+    } else {
+        dir
+    };
+    if target.exists() {
+        if !target.is_dir() {
+            return Err(fail("it exists and is not a directory".to_string()));
         }
-        return probe_dir(dir).map_err(|reason| {
-            CliError::Usage(format!("cannot write {what} '{}': {reason}", dir.display()))
-        });
+        probe_dir(target).map_err(fail)?;
     }
-    // Created later: its nearest existing ancestor must allow creating it.
-    let mut anc = dir.parent();
-    while let Some(a) = anc {
-        let a = if a.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            a
-        };
-        if a.exists() {
-            if !a.is_dir() {
-                return Err(CliError::Usage(format!(
-                    "cannot create {what} '{}': '{}' is not a directory",
-                    dir.display(),
-                    a.display()
-                )));
-            }
-            return probe_dir(a).map_err(|reason| {
-                CliError::Usage(format!(
-                    "cannot create {what} '{}': {reason}",
-                    dir.display()
-                ))
-            });
+    let parent = match target.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        // `/`: nothing above it to build it in.
+        None => {
+            return Err(fail(
+                "it has no parent directory to be built in".to_string(),
+            ));
         }
-        anc = a.parent();
+    };
+    if !parent.exists() {
+        return Err(fail(format!(
+            "directory '{}' does not exist (only the last component is created)",
+            parent.display()
+        )));
     }
-    Ok(())
+    if !parent.is_dir() {
+        return Err(fail(format!("'{}' is not a directory", parent.display())));
+    }
+    probe_dir(parent).map_err(fail)
 }
 
 /// Creates and removes a probe file in `dir`; the reason it cannot, in words.
@@ -698,7 +706,42 @@ mod tests {
             "{e}"
         );
         assert!(check_output_dir(Path::new("/proc/x"), "report directory").is_err());
-        assert!(check_output_dir(&dir.join("fh-new-dir/sub"), "report directory").is_ok());
+    }
+
+    /// An output directory is created, but never the directories above it: a missing parent
+    /// is refused naming it (the check walked up to the nearest existing ancestor and
+    /// passed `new/sub` when `new` was missing). What exists must be directories that take
+    /// files.
+    #[test]
+    fn output_dirs_need_their_parent() {
+        let base = std::env::temp_dir().join(format!("fh-out-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("there")).unwrap();
+        std::fs::write(base.join("file"), "x").unwrap();
+        let check = |p: &Path| check_output_dir(p, "report directory").map_err(|e| e.to_string());
+        // New under an existing directory, or there already: accepted.
+        assert_eq!(check(&base.join("new")), Ok(()));
+        assert_eq!(check(&base.join("there")), Ok(()));
+        // New under a missing directory: refused, naming the missing one; nothing created.
+        let e = check(&base.join("missing/sub")).unwrap_err();
+        assert!(
+            e.contains(&format!(
+                "directory '{}' does not exist",
+                base.join("missing").display()
+            )),
+            "{e}"
+        );
+        assert!(check(&base.join("missing/deeper/sub")).is_err());
+        assert!(!base.join("missing").exists());
+        // A file where the directory or its parent should be.
+        let e = check(&base.join("file")).unwrap_err();
+        assert!(e.contains("not a directory"), "{e}");
+        let e = check(&base.join("file/sub")).unwrap_err();
+        assert!(e.contains("is not a directory"), "{e}");
+        // Where no file can be created: in the parent, or in the directory itself.
+        assert!(check(Path::new("/proc/x")).is_err());
+        assert!(check(Path::new("/proc/self")).is_err());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
