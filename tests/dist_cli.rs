@@ -334,12 +334,12 @@ fn diagnostics_refuses_the_flags_it_has_no_use_for() {
         );
         assert!(out.stdout.is_empty(), "{args:?}: work was done");
     }
-    // The flags it does use still work.
+    // The flags it does use still work (--hash-key with a keyed hasher to use it).
     let out = run(&[
         "dist",
         "--diagnostics",
         "--algo",
-        "jhash2",
+        "siphash",
         "--samples",
         "64",
         "--seed",
@@ -429,8 +429,50 @@ fn unused_flags_and_repeated_list_items_are_refused() {
         &["dist", "--keys", "1000", "--buckets", "2..1024,0x100"],
         "bucket count 256 is listed twice",
     );
+    // --hash-key with no keyed hasher to use it, also at its default value, also for the
+    // diagnostics, and with --hashes (no hasher at all): it used to be dropped silently.
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let hashes = std::env::temp_dir().join(format!("fh-dist-hk-{}.csv", std::process::id()));
+    std::fs::write(&hashes, "w0,w1,offset,hash\n0x1,0x1000,0,0x5\n").unwrap();
+    for args in [
+        with(&["--algo", "jhash2,xxh3", "--hash-key", key]),
+        with(&[
+            "--algo",
+            "jhash2",
+            "--hash-key",
+            "ffffffffffffffffffffffffffffffff",
+        ]),
+        with(&["--hash-key", key, "--algo", "c:/nonexistent/h.c"]),
+        vec![
+            "dist",
+            "--diagnostics",
+            "--algo",
+            "crc32",
+            "--hash-key",
+            key,
+        ],
+    ] {
+        refused(&args, "--hash-key is for keyed hashers and --algo '");
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("siphash, hsiphash, hsiphash32"), "{err}");
+    }
+    refused(
+        &[
+            "dist",
+            "--hashes",
+            hashes.to_str().unwrap(),
+            "--buckets",
+            "16",
+            "--hash-key",
+            key,
+        ],
+        "--hash-key keys the hashers of --algo; --hashes",
+    );
+    std::fs::remove_file(&hashes).unwrap();
     // The flags where they are read still work.
     for ok in [
+        with(&["--algo", "jhash2,siphash-addr", "--hash-key", key]),
         with(&["--workload", "fork", "--processes", "8"]),
         with(&["--workload", "fork:4"]),
         vec!["dist", "--workload", trace, "--buckets", "64"],

@@ -81,6 +81,53 @@ fn a_hasher_named_twice_is_refused() {
     }
 }
 
+/// `--hash-key` given to `hash` or `check` when no hasher of `--algo` is keyed is refused
+/// in one line naming the flag and the keyed hashers, also at its default value; it used
+/// to be accepted and dropped. With a keyed hasher it is used.
+#[test]
+fn hash_key_without_a_keyed_hasher_is_refused() {
+    let key = "000102030405060708090a0b0c0d0e0f";
+    for args in [
+        vec![
+            "hash",
+            "--algo",
+            "jhash2",
+            "--hash-key",
+            key,
+            "private:1:0x1000",
+        ],
+        vec![
+            "hash",
+            "--algo",
+            "jhash2-addr,crc32",
+            "--hash-key",
+            key,
+            "private:1:0x1000",
+        ],
+        vec!["check", "--algo", "xxh3", "--hash-key", key],
+    ] {
+        let o = futexhash(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("--hash-key is for keyed hashers and --algo '")
+                && err.contains("siphash, hsiphash, hsiphash32"),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: work was done");
+    }
+    let o = futexhash(&[
+        "hash",
+        "--algo",
+        "jhash2,hsiphash-addr",
+        "--hash-key",
+        key,
+        "private:1:0x1000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn hash_places_keys_in_buckets_and_nodes_as_the_kernel_does() {
     // 1024 buckets per node, 3 nodes: bucket = hash & 1023, node = (hash >> 10) % 3

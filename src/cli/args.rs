@@ -408,6 +408,32 @@ pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<SharedHasher>, CliError> {
     specs.iter().map(load_hasher).collect()
 }
 
+/// Refuses, before any work, a `--hash-key` the user gave when no hasher of `list` uses a
+/// key: only the keyed built-ins do (a C hasher takes none), so the key would be dropped
+/// without a word. One line naming the flag and the hashers that use a key. A list that
+/// does not parse passes here, to be refused by [`algo_list`] or [`one_algo`] with the
+/// reason.
+pub fn no_key_without_keyed(list: &str, flag: &str) -> Result<(), CliError> {
+    use crate::hashers::KeyHasher;
+    let Ok(specs) = parse_list(list, HashKey::DEFAULT) else {
+        return Ok(());
+    };
+    if specs.iter().any(|s| s.builtin().is_some_and(|b| b.keyed())) {
+        return Ok(());
+    }
+    let keyed: Vec<&str> = crate::hashers::all_builtins(HashKey::DEFAULT)
+        .into_iter()
+        .filter(|b| b.keyed() && b.scope() == crate::hashers::Scope::Full)
+        .map(|b| b.static_name())
+        .collect();
+    Err(CliError::Usage(format!(
+        "{flag} is for keyed hashers and --algo '{}' has none (keyed: {} and their -addr \
+         forms); drop {flag}",
+        list.trim(),
+        keyed.join(", ")
+    )))
+}
+
 /// One hasher name (as [`algo_list`], but exactly one). The lists `all` and `seed` and a
 /// comma list are refused with a message saying so, and an unknown name's message lists
 /// only what one name may be.

@@ -31,9 +31,11 @@ pub(super) struct CheckArgs {
     /// Seed of the workloads and the property sample.
     #[arg(long, value_name = "S", value_parser = args::number, default_value = "1")]
     seed: u64,
-    /// Key of the keyed built-ins: 32 hex digits, the 16 key bytes in order.
-    #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
-    hash_key: HashKey,
+    /// Key of the keyed built-ins: 32 hex digits, the 16 key bytes in order [default:
+    /// 000102030405060708090a0b0c0d0e0f]; refused, if given, when --algo is not keyed.
+    // No clap default: whether the user gave one is what decides the refusal.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
+    hash_key: Option<HashKey>,
     #[command(flatten)]
     out: OutputArgs,
 }
@@ -58,7 +60,10 @@ pub(super) fn run(a: CheckArgs) -> Result<bool, CliError> {
     if let Some(k) = a.keys {
         args::check_key_memory(k, args::DIST_BYTES_PER_KEY)?;
     }
-    let hasher = args::one_algo(&a.algo, a.hash_key)?;
+    if a.hash_key.is_some() {
+        args::no_key_without_keyed(&a.algo, "--hash-key")?;
+    }
+    let hasher = args::one_algo(&a.algo, a.hash_key.unwrap_or(HashKey::DEFAULT))?;
     let vectors = match vectors {
         Some(f) => f.for_hasher(hasher.name()).map_err(CliError::usage)?,
         None => Vec::new(),

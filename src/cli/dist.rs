@@ -112,7 +112,8 @@ pub(super) struct DistArgs {
     /// Random keys sampled by --diagnostics (refused without it).
     #[arg(long, value_name = "N", value_parser = args::number, default_value = "4096")]
     samples: u64,
-    /// Key of the keyed hashers: 32 hex digits, the 16 key bytes in order.
+    /// Key of the keyed hashers: 32 hex digits, the 16 key bytes in order (refused, if
+    /// given, when no hasher of --algo is keyed).
     #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
     hash_key: HashKey,
     #[command(flatten)]
@@ -136,9 +137,10 @@ const NOT_FOR_DIAGNOSTICS: [(&str, &str); 7] = [
 ];
 
 /// Refuses, before any work, a flag given that the run asked for will not read: those of
-/// [`NOT_FOR_DIAGNOSTICS`] with `--diagnostics`, `--samples` without it, `--seed` with a
-/// trace (its keys are read, not drawn), and `--processes` with `fork:N` (which gives the
-/// count already; one of the two would be dropped).
+/// [`NOT_FOR_DIAGNOSTICS`] with `--diagnostics`, `--samples` without it, `--hash-key`
+/// with no keyed hasher in `--algo` (or with `--hashes`), `--seed` with a trace (its keys
+/// are read, not drawn), and `--processes` with `fork:N` (which gives the count already;
+/// one of the two would be dropped).
 fn check_unused(a: &DistArgs) -> Result<(), CliError> {
     if a.diagnostics {
         if let Some((_, flag)) = NOT_FOR_DIAGNOSTICS.iter().find(|(id, _)| a.given.has(id)) {
@@ -155,6 +157,15 @@ fn check_unused(a: &DistArgs) -> Result<(), CliError> {
              diagnostics); add --diagnostics or drop --samples",
             a.samples
         )));
+    }
+    if a.given.has("hash_key") {
+        if a.hashes.is_some() {
+            return Err(CliError::usage(
+                "--hash-key keys the hashers of --algo; --hashes judges hashes computed \
+                 elsewhere, with no hasher here: drop --hash-key",
+            ));
+        }
+        args::no_key_without_keyed(&a.algo, "--hash-key")?;
     }
     let workload = a.workload.trim();
     if a.given.has("seed") && !a.diagnostics && workload.starts_with("trace:") {

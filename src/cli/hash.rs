@@ -42,9 +42,12 @@ pub(super) struct HashArgs {
     /// Bucket reduction: mask (hash & (N-1), the kernel's) or high (the top bits).
     #[arg(long, value_enum, default_value_t = ReduceArg::Mask, requires = "buckets")]
     reduce: ReduceArg,
-    /// Key of the keyed hashers: 32 hex digits, the 16 key bytes in order.
-    #[arg(long, value_name = "HEX32", value_parser = args::hash_key, default_value = "000102030405060708090a0b0c0d0e0f")]
-    hash_key: HashKey,
+    /// Key of the keyed hashers: 32 hex digits, the 16 key bytes in order [default:
+    /// 000102030405060708090a0b0c0d0e0f]; refused, if given, when no hasher of --algo is
+    /// keyed.
+    // No clap default: whether the user gave one is what decides the refusal.
+    #[arg(long, value_name = "HEX32", value_parser = args::hash_key)]
+    hash_key: Option<HashKey>,
     /// Keys: private:MM:UADDR, anon:MM:UADDR, inode:ISEQ:PGOFF:OFFSET (decimal or 0x hex),
     /// optionally @NODE for a FUTEX2_NUMA key (below --nodes; @0 without it); none: one a
     /// line from stdin.
@@ -161,7 +164,11 @@ fn geometry(a: &HashArgs) -> Result<Option<Geometry>, CliError> {
 pub(super) fn run(a: HashArgs) -> Result<(), CliError> {
     a.out.check()?;
     let geo = geometry(&a)?;
-    let hashers: Vec<SharedHasher> = args::algo_list(&a.algo, a.hash_key)?;
+    if a.hash_key.is_some() {
+        args::no_key_without_keyed(&a.algo, "--hash-key")?;
+    }
+    let key = a.hash_key.unwrap_or(HashKey::DEFAULT);
+    let hashers: Vec<SharedHasher> = args::algo_list(&a.algo, key)?;
     // Nothing is printed before every key is read and hashed: an interruption (also one
     // while stdin is still being read) keeps nothing.
     interrupt::watch(Keeps::Nothing);
