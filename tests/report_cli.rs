@@ -438,8 +438,10 @@ fn bad_algo_profile_and_repeat_are_exit_2_before_any_work() {
     for args in [
         vec!["--algo", "nosuchhash"],
         vec!["--algo", "c:/nonexistent/h.c"],
-        // A hasher the user names twice (the report used to keep one silently).
-        vec!["--algo", "xxh3,xxh3"],
+        // A hasher the user names twice (the report used to keep one silently); --algo is
+        // checked before --profile, so the line names the repeat (and a regression is
+        // refused for the profile, not run).
+        vec!["--algo", "xxh3,xxh3", "--profile", "no-such-profile"],
         vec!["--profile", "no-such-profile"],
         vec!["--repeat", "0"],
     ] {
