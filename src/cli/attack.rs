@@ -11,7 +11,7 @@ use crate::attack::records::{
     REAL_SLOTS, TableSizes, drawn_key,
 };
 use crate::bench::interrupt;
-use crate::hashers::{Builtin, HashKey, KeyHasher, SharedHasher, all_names};
+use crate::hashers::{HashKey, KeyHasher};
 use crate::render::{Format, MAIL_WIDTH, TextTable, output};
 use crate::table::{Aligned, kernel_per_node_size, merged_default_slots, possible_cpus};
 use serde::Serialize;
@@ -262,26 +262,14 @@ fn render<T: Serialize>(
     out.emit(&text)
 }
 
-/// Refuses, before any work, a key flag when no hasher of the list is keyed: the key
-/// would be read by nothing.
-fn no_key_without_keyed(hashers: &[SharedHasher], algo: &str, flag: &str) -> Result<(), CliError> {
-    if hashers.iter().any(|h| h.keyed()) {
-        return Ok(());
-    }
-    let keyed: Vec<&str> = all_names()
-        .into_iter()
-        .filter(|n| !n.ends_with("-addr"))
-        .filter(|n| Builtin::by_name(n, HashKey::DEFAULT).is_ok_and(|b| b.keyed()))
-        .collect();
-    Err(CliError::Usage(format!(
-        "{flag} is for keyed hashers and --algo '{algo}' has none (keyed: {} and their -addr \
-         forms); drop {flag}",
-        keyed.join(", ")
-    )))
-}
-
 fn run_leak(a: LeakArgs) -> Result<(), CliError> {
     args::no_repeated_hashers(&a.algo)?;
+    if a.hash_key.is_some() {
+        args::no_key_without_keyed(&a.algo, "--hash-key")?;
+    }
+    if a.attacker_key.is_some() {
+        args::no_key_without_keyed(&a.algo, "--attacker-key")?;
+    }
     let tables = a.tables.check(PrivateReads::Slots)?;
     if a.space_bits == 0 || a.space_bits > MAX_SPACE_BITS as u64 {
         return Err(CliError::Usage(format!(
@@ -295,12 +283,6 @@ fn run_leak(a: LeakArgs) -> Result<(), CliError> {
     let space = CandidateSpace::direct_map(a.space_bits as u32).map_err(CliError::usage)?;
     let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
     let kernel = args::algo_list(&a.algo, kernel_key)?;
-    if a.hash_key.is_some() {
-        no_key_without_keyed(&kernel, &a.algo, "--hash-key")?;
-    }
-    if a.attacker_key.is_some() {
-        no_key_without_keyed(&kernel, &a.algo, "--attacker-key")?;
-    }
     let attacker = args::algo_list(&a.algo, a.attacker_key.unwrap_or(HashKey::DEFAULT))?;
     a.out.check()?;
     // The records are written when every attack is done (a scan of the candidate space
@@ -485,6 +467,12 @@ fn wrap(text: &str, width: usize) -> String {
 
 fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     args::no_repeated_hashers(&a.algo)?;
+    if a.hash_key.is_some() {
+        args::no_key_without_keyed(&a.algo, "--hash-key")?;
+    }
+    if a.attacker_key.is_some() {
+        args::no_key_without_keyed(&a.algo, "--attacker-key")?;
+    }
     let tables = a.tables.check(PrivateReads::SlotsAndBuckets)?;
     let placements = list(
         &a.placement,
@@ -520,12 +508,6 @@ fn run_flood(a: FloodArgs) -> Result<(), CliError> {
     check_table_memory(&tables)?;
     let kernel_key = a.hash_key.unwrap_or_else(|| drawn_key(a.seed));
     let kernel = args::algo_list(&a.algo, kernel_key)?;
-    if a.hash_key.is_some() {
-        no_key_without_keyed(&kernel, &a.algo, "--hash-key")?;
-    }
-    if a.attacker_key.is_some() {
-        no_key_without_keyed(&kernel, &a.algo, "--attacker-key")?;
-    }
     let attacker_key = a.attacker_key.unwrap_or(HashKey::DEFAULT);
     let attacker = args::algo_list(&a.algo, attacker_key)?;
     a.out.check()?;
