@@ -402,10 +402,17 @@ pub fn pow2_list_max(
 /// takes a list comes through here, so none can drop the repeat silently. C hashers are
 /// compiled and loaded here, before any work, and after the whole list is known to be good.
 pub fn algo_list(s: &str, key: HashKey) -> Result<Vec<SharedHasher>, CliError> {
+    let specs = checked_algo_list(s, key)?;
+    specs.iter().map(load_hasher).collect()
+}
+
+/// [`algo_list`]'s checks without loading anything: for a command that must refuse a bad
+/// list before work of its own that comes before the loading.
+pub fn checked_algo_list(s: &str, key: HashKey) -> Result<Vec<HasherSpec>, CliError> {
     // Parsed first, so an unknown name is refused as unknown even when it repeats.
     let specs = parse_list(s, key).map_err(CliError::usage)?;
     no_repeated_hashers(s)?;
-    specs.iter().map(load_hasher).collect()
+    Ok(specs)
 }
 
 /// Refuses, before any work, a `--hash-key` the user gave when no hasher of `list` uses a
@@ -634,9 +641,10 @@ pub(super) fn no_repeated_hashers(list: &str) -> Result<(), CliError> {
 }
 
 /// What a hasher name denotes, whatever its spelling: a built-in by its registry name, a
-/// C hasher by its file (canonical when it exists, so `so:x.so` and `so:./x.so` are one),
-/// symbol and kind (`so:` or `c:`); the label is only a name and does not count.
-#[derive(Debug, PartialEq, Eq)]
+/// C hasher by its file (one file however reached, [`crate::hashers::same_file`]: `so:x.so`,
+/// `so:./x.so` and a hard link to it are one), symbol and kind (`so:` or `c:`); the label
+/// is only a name and does not count.
+#[derive(Debug)]
 enum HasherIdentity {
     Builtin(&'static str),
     External {
@@ -662,6 +670,27 @@ impl HasherIdentity {
                 compile,
             },
         })
+    }
+}
+
+impl PartialEq for HasherIdentity {
+    fn eq(&self, other: &HasherIdentity) -> bool {
+        match (self, other) {
+            (HasherIdentity::Builtin(a), HasherIdentity::Builtin(b)) => a == b,
+            (
+                HasherIdentity::External {
+                    path: pa,
+                    symbol: sa,
+                    compile: ca,
+                },
+                HasherIdentity::External {
+                    path: pb,
+                    symbol: sb,
+                    compile: cb,
+                },
+            ) => sa == sb && ca == cb && crate::hashers::same_file(pa, pb),
+            _ => false,
+        }
     }
 }
 
@@ -882,6 +911,21 @@ mod tests {
             &format!("so:{},so:{}", a.display(), b.display()),
             &["listed twice", "same hasher"],
         );
+        // A hard link is the same file under another name; one label for two spellings
+        // of one file is a repeat too, not "two different hashers".
+        let hard = d.join("hard.so");
+        std::fs::hard_link(&a, &hard).unwrap();
+        refused(
+            &format!("so:{},so:{}", a.display(), hard.display()),
+            &["listed twice", "same hasher"],
+        );
+        refused(
+            &format!("l=so:{},l=so:{}", a.display(), b.display()),
+            &["listed twice", "same hasher"],
+        );
+        std::fs::write(d.join("other.so"), "not loaded").unwrap();
+        let e = no_repeated_hashers(&format!("so:{},so:{}/other.so", a.display(), d.display()));
+        assert!(e.is_ok(), "two files: {e:?}");
         std::fs::remove_dir_all(&d).unwrap();
         // Distinct hashers, and names that only look alike, are not repeats.
         for ok in ["jhash2,jhash2-addr", "seed,xxh3", "all"] {

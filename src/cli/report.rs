@@ -67,6 +67,9 @@ pub(super) fn run(a: ReportArgs) -> Result<(), CliError> {
             parent.display()
         )));
     }
+    if let Some(list) = &a.algo {
+        super::args::checked_algo_list(list, HashKey::DEFAULT)?;
+    }
     let data = match a.data.clone() {
         Some(d) => d,
         None => crate::assets::published_dir().map_err(|e| CliError::Runtime(e.to_string()))?,

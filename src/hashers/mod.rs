@@ -33,7 +33,7 @@ pub use hash_long::{GOLDEN_RATIO_64, GOLDEN_RATIO_64_OLD, HashLong, hash_64};
 pub use jhash::{JHASH_INITVAL, Jhash2, jhash_bytes, jhash2};
 pub use registry::{ALGORITHMS, Builtin, SEED_EIGHT, UnknownHasher, all_builtins, all_names};
 pub use siphash::{HalfSipHash13, Hsiphash, SipHash24, half_siphash_1_3};
-pub use spec::{HasherError, HasherSpec, parse_list};
+pub use spec::{HasherError, HasherSpec, parse_list, same_file};
 pub use xxhash::{Xxh3, Xxh32, Xxhash};
 
 use crate::key::FutexKey;

@@ -10,7 +10,7 @@ use super::external::{self, ExternalError};
 use super::registry::{Builtin, SEED_EIGHT, UnknownHasher, all_names};
 use super::{HashKey, Scope, SharedHasher};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The symbol a C hasher is looked up by when the name gives none.
 pub const DEFAULT_SYMBOL: &str = "futex_hash";
@@ -202,8 +202,9 @@ impl HasherSpec {
 }
 
 /// Parses a comma-separated list of hasher names; `all` is every built-in, `seed` the
-/// eight of the seed thread, and either may appear inside a list (`seed,xxh3`). Names
-/// repeat at most once (the first stays).
+/// eight of the seed thread, and either may appear inside a list (`seed,xxh3`). A hasher
+/// listed twice is kept once, the first time (the library merges; the command line
+/// refuses such a list before it gets here).
 ///
 /// Every hasher of the list ends up with its own name, since tables, CSV/JSON `algo`
 /// fields and plots key on it. C hashers without a `LABEL=` are named by their symbol,
@@ -211,7 +212,8 @@ impl HasherSpec {
 /// from every table: unlabelled C hashers whose names collide are named by their file's
 /// stem instead (`c:a.c,c:b.c` → `a`, `b`), and if the stems collide too (or the stem
 /// is not a valid label, or names another hasher of the list) by `SYMBOL#2`, `SYMBOL#3`,
-/// … in list order. The same file and symbol twice is one hasher. An explicit label
+/// … in list order. The same file and symbol twice is one hasher, however the file is
+/// reached ([`same_file`]: another path, a symbolic or hard link). An explicit label
 /// given to two different hashers is an error: the user asked for one name twice.
 pub fn parse_list(list: &str, key: HashKey) -> Result<Vec<HasherSpec>, HasherError> {
     let mut out: Vec<HasherSpec> = Vec::new();
@@ -274,7 +276,20 @@ fn same_hasher(a: &HasherSpec, b: &HasherSpec) -> bool {
                 compile: cb,
                 ..
             },
-        ) => pa == pb && sa == sb && ca == cb,
+        ) => sa == sb && ca == cb && same_file(pa, pb),
+        _ => false,
+    }
+}
+
+/// Whether two paths name one file: the same path, or one existing file reached twice
+/// (another spelling, a symbolic or a hard link: the same device and inode).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if a == b {
+        return true;
+    }
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
     }
 }

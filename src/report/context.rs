@@ -60,6 +60,20 @@ pub struct Given {
     pub profile: Option<String>,
 }
 
+/// [`Context::algo_arg`] for the user's `--algo` `given`.
+fn reproduce_algo(given: Option<&str>) -> String {
+    let Some(a) = given else {
+        return "seed".into();
+    };
+    let extra: Vec<&str> = a
+        .split(',')
+        .map(str::trim)
+        .filter(|i| *i != "seed" && !crate::hashers::SEED_EIGHT.contains(i))
+        .collect();
+    let head = (!extra.contains(&"all")).then_some("seed");
+    head.into_iter().chain(extra).collect::<Vec<_>>().join(",")
+}
+
 /// Everything the sections share.
 #[derive(Clone, Debug)]
 pub struct Context {
@@ -175,13 +189,12 @@ impl Context {
             .collect()
     }
 
-    /// The hashers as a reproduce command's `--algo`: the seed's eight, then the user's
-    /// `--algo` as typed (the list syntax drops repeats, as the report does).
+    /// The hashers as a reproduce command's `--algo`: `seed` (the seed's eight), then the
+    /// user's `--algo` items that `seed` does not already name; `all` alone when the user
+    /// gave it (it holds the eight). Every command refuses a hasher listed twice, so a
+    /// printed `seed,jhash2` would not run.
     pub fn algo_arg(&self) -> String {
-        match &self.given.algo {
-            Some(a) => format!("seed,{a}"),
-            None => "seed".into(),
-        }
+        reproduce_algo(self.given.algo.as_deref())
     }
 
     /// Each hasher of [`Context::hashers`] as one command's `--algo` (`check` takes one
@@ -443,6 +456,24 @@ pub fn with_measured_costs(mut profile: MachineProfile, costs: &[HashCost]) -> M
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reproduce_list_names_each_hasher_once() {
+        // Every command refuses a hasher listed twice: the seed's own names and `seed`
+        // go, `all` (which holds the eight) replaces `seed`.
+        let cases = [
+            (None, "seed"),
+            (Some("jhash2"), "seed"),
+            (Some("seed"), "seed"),
+            (Some(" jhash2 , xxh3"), "seed,xxh3"),
+            (Some("xxh3,c:/x/h.c"), "seed,xxh3,c:/x/h.c"),
+            (Some("all"), "all"),
+            (Some("seed,all,c:/x/h.c"), "all,c:/x/h.c"),
+        ];
+        for (given, want) in cases {
+            assert_eq!(reproduce_algo(given), want, "{given:?}");
+        }
+    }
 
     #[test]
     fn measured_costs_fill_only_missing_hashers() {
