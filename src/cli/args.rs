@@ -120,17 +120,7 @@ pub fn check_output_path(path: &Path, what: &str) -> Result<(), CliError> {
         }
         OutputTarget::Replace(p) => p,
     };
-    let dir = output::parent_dir(&file);
-    if !dir.exists() {
-        return Err(fail(format!(
-            "directory '{}' does not exist",
-            dir.display()
-        )));
-    }
-    if !dir.is_dir() {
-        return Err(fail(format!("'{}' is not a directory", dir.display())));
-    }
-    probe_dir(dir).map_err(fail)
+    usable_dir(output::parent_dir(&file), "").map_err(fail)
 }
 
 /// Refuses, before any work, `--output` and `--plot` that name one file (through `./`,
@@ -230,16 +220,22 @@ pub fn check_output_dir(dir: &Path, what: &str) -> Result<(), CliError> {
             ));
         }
     };
-    if !parent.exists() {
-        return Err(fail(format!(
-            "directory '{}' does not exist (only the last component is created)",
-            parent.display()
-        )));
+    usable_dir(parent, " (only the last component is created)").map_err(fail)
+}
+
+/// Whether an output can be built in `dir`: it exists (else the reason, with `missing_note`
+/// after it), is a directory and takes new files ([`probe_dir`]).
+fn usable_dir(dir: &Path, missing_note: &str) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!(
+            "directory '{}' does not exist{missing_note}",
+            dir.display()
+        ));
     }
-    if !parent.is_dir() {
-        return Err(fail(format!("'{}' is not a directory", parent.display())));
+    if !dir.is_dir() {
+        return Err(format!("'{}' is not a directory", dir.display()));
     }
-    probe_dir(parent).map_err(fail)
+    probe_dir(dir)
 }
 
 /// Creates and removes a probe file in `dir`; the reason it cannot, in words.
