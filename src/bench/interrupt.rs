@@ -181,55 +181,57 @@ impl Drop for ChildGuard {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_first_signal_is_the_one_named() {
-        // SIGTERM started the stop; a SIGINT after it must not rename it. In a forked
-        // child, as the other handler tests: the recorded signal is process-wide.
-        // SAFETY: the child only runs the handler (atomics, kill on no child) and _exit.
+    /// Runs `check` in a forked child, so that the process-wide state the handler sets
+    /// (the flag, the first signal, registered children) stays out of this test process,
+    /// where other tests poll it; the child exits 0 when `check` holds. Asserts that it did,
+    /// `failure` naming what went wrong. `check` must do only async-signal-safe work
+    /// (atomics, kill, errno): the child of a threaded process may do nothing else.
+    fn in_child(check: impl FnOnce() -> bool, failure: &str) {
+        // SAFETY: the child runs only `check` (async-signal-safe, as the caller promises)
+        // and _exit, never returning into the test harness.
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0);
         if pid == 0 {
-            on_signal(libc::SIGTERM);
-            on_signal(libc::SIGINT);
-            // SAFETY: _exit ends the child at once.
-            unsafe { libc::_exit(i32::from(signal() != Some(libc::SIGTERM))) };
+            let ok = check();
+            // SAFETY: _exit ends the child at once, running none of the parent's handlers.
+            unsafe { libc::_exit(i32::from(!ok)) };
         }
         let mut status = 0;
         // SAFETY: reaping our own child into a valid int.
         assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
         assert!(libc::WIFEXITED(status), "child died: {status:#x}");
-        assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
-            "a later SIGINT renamed the SIGTERM"
+        assert_eq!(libc::WEXITSTATUS(status), 0, "{failure}");
+    }
+
+    #[test]
+    fn the_first_signal_is_the_one_named() {
+        // SIGTERM started the stop; a SIGINT after it must not rename it.
+        in_child(
+            || {
+                on_signal(libc::SIGTERM);
+                on_signal(libc::SIGINT);
+                signal() == Some(libc::SIGTERM)
+            },
+            "a later SIGINT renamed the SIGTERM",
         );
     }
 
     #[test]
     fn the_handler_leaves_errno_as_it_found_it() {
-        // Run in a forked child, so that the flag the handler sets and the child it
-        // registers stay out of this test process (other tests poll `requested`). The
-        // child registers a pid that cannot exist (above the kernel's PID_MAX_LIMIT of
+        // The child registers a pid that cannot exist (above the kernel's PID_MAX_LIMIT of
         // 2^22), so the handler's kill(2) fails with ESRCH, then checks errno.
-        // SAFETY: the child only does async-signal-safe work (atomics, kill, errno, _exit)
-        // and never returns into the test harness.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            let _guard = ChildGuard::new(i32::MAX as u32);
-            // SAFETY: this thread's errno slot.
-            unsafe { *libc::__errno_location() = 4242 };
-            on_signal(libc::SIGTERM);
-            // SAFETY: as above.
-            let errno = unsafe { *libc::__errno_location() };
-            // SAFETY: _exit ends the child at once, running none of the parent's handlers.
-            unsafe { libc::_exit(if errno == 4242 { 0 } else { 1 }) };
-        }
-        let mut status = 0;
-        // SAFETY: reaping our own child into a valid int.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "child died: {status:#x}");
-        assert_eq!(libc::WEXITSTATUS(status), 0, "errno changed by the handler");
+        in_child(
+            || {
+                let _guard = ChildGuard::new(i32::MAX as u32);
+                // SAFETY: this thread's errno slot.
+                unsafe { *libc::__errno_location() = 4242 };
+                on_signal(libc::SIGTERM);
+                // SAFETY: as above.
+                let errno = unsafe { *libc::__errno_location() };
+                errno == 4242
+            },
+            "errno changed by the handler",
+        );
     }
 
     #[test]
@@ -237,25 +239,15 @@ mod tests {
         // Handler A reads its clock at t0, stalls; handler B (a real second Ctrl-C 300 ms
         // later) stamps first. A then loses the exchange holding the earlier time: the two
         // are 300 ms apart all the same, a repeat.
-        // SAFETY: the child only touches atomics and calls _exit.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            let ms = 1_000_000u64;
-            let t0 = 5_000 * ms;
-            note_arrival(t0 + 300 * ms);
-            note_arrival(t0);
-            // SAFETY: _exit ends the child at once.
-            unsafe { libc::_exit(i32::from(!repeated())) };
-        }
-        let mut status = 0;
-        // SAFETY: reaping our own child into a valid int.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "child died: {status:#x}");
-        assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
-            "the stalled handler's repeat was lost"
+        in_child(
+            || {
+                let ms = 1_000_000u64;
+                let t0 = 5_000 * ms;
+                note_arrival(t0 + 300 * ms);
+                note_arrival(t0);
+                repeated()
+            },
+            "the stalled handler's repeat was lost",
         );
     }
 
