@@ -43,10 +43,12 @@ pub(super) fn trust_help() -> String {
          {:.0} % inside, over {} cells. That is the error to expect on your box, not the \
          smaller in-sample figures of plain `sim validate`.\n\
          - Shown: seed 000's 256-CPU box at 240 threads (slots and hashers) from two of its \
-         rows, and its pinning figures; seed 002's futex_numa ratio. Weak: other boxes \
-         (above); runs bound to one node, predicted from an all-node calibration (on every \
-         box that has them, short of the 0.06 median wanted: docs/sim.md); seed 003's 2013 \
-         box (ticket locks, packed buckets; its aligned-only column is far too slow).\n\
+         rows, its pinning figures and its node-pinned 110-thread table (that one only under \
+         a cross-node transfer figure the seed does not give); seed 002's futex_numa ratio. \
+         Weak: other boxes (above), and runs bound to one node of them, predicted from an \
+         all-node calibration (both boxes that have them, the E7 and the E5, short of the \
+         0.06 median wanted: docs/sim.md); seed 003's 2013 box (ticket locks, packed \
+         buckets; its aligned-only column is far too slow).\n\
          - Not shown at all: trace replay, kernels and designs no published table measured \
          (6.16+ presets, refcounts).\n\
          - Failed: the one patch predicted blind (7.2's a734d9fca84e on a 2-socket Skylake-SP, \

@@ -41,8 +41,8 @@ pub(super) struct ValidateArgs {
     cv: bool,
     /// With --cv: switch these refinements of the model off (comma list of
     /// steady-state-lines, seeded-start-order, spinner-heap, key-set-means, home-snoop,
-    /// separate-remote-migration, pending-bit, lone-waiter-in-migration), to measure what
-    /// each does to the out-of-sample error.
+    /// separate-remote-migration, pending-bit, lone-waiter-in-migration,
+    /// queue-behind-pending), to measure what each does to the out-of-sample error.
     #[arg(long, value_name = "LIST")]
     ablate: Option<String>,
     #[command(flatten)]

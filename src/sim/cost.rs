@@ -24,6 +24,14 @@
 //! - **Lone waiter during a migration** ([`held_from`]): an uncontended acquirer owns the
 //!   lock from its arrival, while its line is still on its way, so a thread arriving then
 //!   is the lone (pending-bit) waiter, not a queued one.
+//! - **Queue behind a pending waiter** ([`queue_behind_pending`]): the next thread to
+//!   come before the pending waiter has the lock spins on the lock word when the waiter
+//!   takes it over — as the MCS queue's head after its `xchg_tail()` write if the holder
+//!   still holds, or in the bounded wait for the take-over (`_Q_PENDING_LOOPS`) if it
+//!   comes during it (`kernel/locking/qspinlock.c`, `queued_spin_lock_slowpath()`, 4.2+)
+//!   — so the waiter's take-over write, `clear_pending_set_locked()`, first takes the
+//!   line back: one more migration on its way to the lock, its release and its thread's
+//!   next step that much later.
 //! - **Line homes and home snooping** ([`home_of_line`], [`Transfers::stays_local`]):
 //!   every bucket line has a home node (a private hash on the node of the thread that
 //!   sized it, `kvzalloc` in `futex_hash_allocate()`, 6.16; the global hash per node from
@@ -91,6 +99,10 @@ pub struct Mechanisms {
     /// the line migrates to it is the lone waiter; off: from its start (after the
     /// migration), so such a thread pays the hand-off.
     pub lone_waiter_in_migration: bool,
+    /// A thread queueing while a pending-bit waiter still spins takes the lock word's line
+    /// from it, which it fetches back before it takes the lock (one migration); off: the
+    /// pending waiter's hand-over is not delayed.
+    pub queue_behind_pending: bool,
 }
 
 impl Default for Mechanisms {
@@ -104,13 +116,14 @@ impl Default for Mechanisms {
             separate_remote_migration: true,
             pending_bit: true,
             lone_waiter_in_migration: true,
+            queue_behind_pending: true,
         }
     }
 }
 
 impl Mechanisms {
     /// Every switch with its name, in declaration order (for tables and CLI flags).
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "steady-state-lines",
         "seeded-start-order",
         "spinner-heap",
@@ -119,6 +132,7 @@ impl Mechanisms {
         "separate-remote-migration",
         "pending-bit",
         "lone-waiter-in-migration",
+        "queue-behind-pending",
     ];
 
     /// The switch called `name` (one of [`Mechanisms::NAMES`]).
@@ -132,6 +146,7 @@ impl Mechanisms {
             "separate-remote-migration" => &mut self.separate_remote_migration,
             "pending-bit" => &mut self.pending_bit,
             "lone-waiter-in-migration" => &mut self.lone_waiter_in_migration,
+            "queue-behind-pending" => &mut self.queue_behind_pending,
             _ => return None,
         })
     }
@@ -294,6 +309,44 @@ pub fn acquire_contended(
         x.miss(last, cpu, home)
     } else {
         x.handoff(last, cpu, home)
+    }
+}
+
+/// Whether an acquisition took qspinlock's pending-bit path, the condition of
+/// [`acquire_contended`]: contended, on a lock that has the path, arriving when the
+/// holder had the lock already.
+#[inline]
+pub fn takes_pending_path(pending_bit: bool, contended: bool, now: u64, held_from: u64) -> bool {
+    pending_bit && contended && now >= held_from
+}
+
+/// What a thread arriving at `now` costs the pending waiter ahead of it, ps. The lock's
+/// last acquisition, on CPU `waiter`, took the pending path and takes the lock at
+/// `waiter_start` (0: it did not take the pending path, or a thread has come behind it
+/// already). An arrival before then, on `cpu`, spins on the lock word when the waiter's
+/// take-over write (`clear_pending_set_locked()`) comes: arriving while the holder holds,
+/// it finds the word locked and pending and queues, becoming the MCS queue's head, which
+/// writes the word (`xchg_tail()`) and spins on it; arriving during the take-over, it
+/// finds the word pending without the lock and spins on it in the bounded wait for the
+/// take-over (`_Q_PENDING_LOOPS`, 512 reads on x86) before it sets the pending bit
+/// itself. Either way the take-over first takes the line back from it: one migration
+/// from `cpu` (an approximation of invalidating its copy). Nothing otherwise, or when
+/// `on` is false. (The second kind then takes the pending path, where the engine charges
+/// it the hand-off: see [`acquire_contended`].)
+#[inline]
+pub fn queue_behind_pending(
+    x: &Transfers,
+    on: bool,
+    waiter_start: u64,
+    now: u64,
+    waiter: u32,
+    cpu: u32,
+    home: u32,
+) -> u64 {
+    if on && now < waiter_start {
+        x.miss(cpu, waiter, home)
+    } else {
+        0
     }
 }
 
@@ -646,6 +699,33 @@ mod tests {
         let off = mech.without("pending-bit").unwrap();
         assert!(!has_pending_bit(LockKind::Queued, &off));
         assert_eq!(acquire_contended(&x, false, 150, 100, 0, 1, 0), 200_000);
+    }
+
+    #[test]
+    fn a_thread_queueing_behind_a_spinning_pending_waiter_costs_it_one_migration_back() {
+        // machine(): CPUs 0, 1 on node 0, 2, 3 on node 1; migrations 50 ns within a
+        // node, 150 ns across. The pending waiter on CPU 1 takes the lock at 300 ps.
+        let x = transfers(&machine());
+        let q =
+            |on, waiter_start, now, cpu| queue_behind_pending(&x, on, waiter_start, now, 1, cpu, 0);
+        assert_eq!(
+            (q(true, 300, 200, 0), q(true, 300, 200, 2)),
+            (50_000, 150_000)
+        );
+        // Once it holds the lock, no pending waiter (0), or the switch off: nothing.
+        assert_eq!(
+            (
+                q(true, 300, 300, 0),
+                q(true, 0, 200, 0),
+                q(false, 300, 200, 0)
+            ),
+            (0, 0, 0)
+        );
+        // The pending path: contended, the lock has it, the holder had the lock already.
+        assert!(takes_pending_path(true, true, 150, 100));
+        assert!(!takes_pending_path(true, true, 50, 100));
+        assert!(!takes_pending_path(true, false, 150, 100));
+        assert!(!takes_pending_path(false, true, 150, 100));
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! next free, when its holder took it, which CPU wrote its line last), whether the thread
 //! waits, and adds the hand-off or pending-bit migration, the per-waiter term, or the
 //! uncontended line migration that [`super::cost`] gives; the hold then runs unpreempted.
+//! An arrival that queues behind a pending-bit waiter delays that waiter's release
+//! ([`super::cost::queue_behind_pending`]), so the waiter's next step, already in the
+//! queue, is moved too (`delay_pending_waiter`).
 //! Outside work runs in the thread's time slices. After the warm-up, each thread's
 //! measured operations give its rate; every 16th operation's latency is sampled.
 //!
@@ -80,6 +83,12 @@ struct Line {
     /// its start, or for an uncontended one its arrival, the line's migration included.
     held_from: u64,
     last_cpu: u32,
+    /// The thread of the last acquisition.
+    last_thread: u32,
+    /// When the last acquisition, if it took the pending-bit path and no thread has come
+    /// behind it yet, takes the lock (its start); 0 otherwise
+    /// ([`cost::queue_behind_pending`]).
+    pending_start: u64,
 }
 
 impl Line {
@@ -88,6 +97,8 @@ impl Line {
         free_at: 0,
         held_from: 0,
         last_cpu: NO_CPU,
+        last_thread: u32::MAX,
+        pending_start: 0,
     };
 }
 
@@ -117,6 +128,8 @@ struct Memory {
     extra_prelock: u32,
     /// [`super::Mechanisms::lone_waiter_in_migration`].
     lone_waiter: bool,
+    /// [`super::Mechanisms::queue_behind_pending`].
+    queue_behind_pending: bool,
     /// Ticket locks' per-waiter term, ps (0: none).
     per_waiter: u64,
     /// Start times of the acquisitions still pending on each cache line of contended locks
@@ -159,6 +172,7 @@ impl Memory {
             homes: w.homes,
             extra_prelock: d.extra_prelock_transfers,
             lone_waiter: w.mechanisms.lone_waiter_in_migration,
+            queue_behind_pending: w.mechanisms.queue_behind_pending,
             table_node: cost::table_node(w.homes, &x),
             x,
             per_waiter,
@@ -236,13 +250,22 @@ impl Memory {
         end
     }
 
-    /// Bucket `b`'s lock, requested at `now` by a thread on `cpu` that holds it for
-    /// `hold` ps: the wait, the hand-off or migration, the hold. Returns the release.
+    /// Bucket `b`'s lock, requested at `now` by thread `thread` on `cpu` that holds it for
+    /// `hold` ps: the wait, the hand-off or migration, the hold. Returns the release, and
+    /// the pending waiter this arrival delays with the delay, if it queues behind one
+    /// ([`cost::queue_behind_pending`]).
     #[inline]
-    fn lock_bucket(&mut self, b: usize, cpu: u32, hold: u64, now: u64) -> u64 {
+    fn lock_bucket(
+        &mut self,
+        b: usize,
+        thread: u32,
+        cpu: u32,
+        hold: u64,
+        now: u64,
+    ) -> (u64, Option<(u32, u64)>) {
         let x = &self.x;
         let line = self.line_of(b);
-        let l = self.lock[b];
+        let mut l = self.lock[b];
         let home = self.home_of_line(line);
         // The thread is queued from this event, its first request for the line.
         let writer = if self.lines_shared {
@@ -252,6 +275,25 @@ impl Memory {
         };
         let now = now + cost::prelock_extra(x, self.extra_prelock, writer, cpu, home);
         let contended = now < l.free_at;
+        let mut delayed = None;
+        if contended {
+            let back = cost::queue_behind_pending(
+                x,
+                self.queue_behind_pending,
+                l.pending_start,
+                now,
+                l.last_cpu,
+                cpu,
+                home,
+            );
+            if back > 0 {
+                // The pending waiter takes the lock and releases it `back` later; the
+                // caller moves its thread's next step with it.
+                l.free_at += back;
+                delayed = Some((l.last_thread, back));
+            }
+        }
+        let pending_path = cost::takes_pending_path(self.pending_bit, contended, now, l.held_from);
         let mut start = now.max(l.free_at);
         if contended {
             start += cost::acquire_contended(
@@ -281,11 +323,13 @@ impl Memory {
             free_at: release,
             held_from: cost::held_from(contended, now, start, self.lone_waiter),
             last_cpu: cpu,
+            last_thread: thread,
+            pending_start: if pending_path { start } else { 0 },
         };
         if self.lines_shared {
             self.line_last_cpu[line] = cpu;
         }
-        release
+        (release, delayed)
     }
 }
 
@@ -474,6 +518,8 @@ pub fn simulate_until(
         let mut op_end = None;
         // The thread's next event when the operation goes on.
         let mut next = (0, first);
+        // A pending waiter this event delays (`cost::queue_behind_pending`).
+        let mut delayed = None;
         match s.stage {
             Stage::Get => next = (mem.reference_rmw(s, now), Stage::Lock),
             Stage::Put => op_end = Some(mem.reference_rmw(s, now)),
@@ -485,7 +531,8 @@ pub fn simulate_until(
                 // larger than a core's L2.
                 let b = s.take_bucket(&w.buckets_per_thread[ti]);
                 prefetch(&mem.lock[s.next_bucket as usize]);
-                let release = mem.lock_bucket(b, s.cpu, s.hold, now);
+                let release;
+                (release, delayed) = mem.lock_bucket(b, t, s.cpu, s.hold, now);
                 if shared_ref {
                     next = (release, Stage::Put);
                 } else {
@@ -493,18 +540,61 @@ pub fn simulate_until(
                 }
             }
         }
-        if let Some(end) = op_end {
-            if measured.op_done(ti, s, end) {
-                queue.retire(t);
-                continue;
+        let finished = match op_end {
+            Some(end) => measured.op_done(ti, s, end),
+            None => false,
+        };
+        if finished {
+            queue.retire(t);
+        } else {
+            if let Some(end) = op_end {
+                s.began = end;
+                next = (s.slices.finish(end, s.outside), first);
             }
-            s.began = end;
-            next = (s.slices.finish(end, s.outside), first);
+            s.stage = next.1;
+            queue.set(t, next.0);
         }
-        s.stage = next.1;
-        queue.set(t, next.0);
+        if let Some((waiter, back)) = delayed {
+            delay_pending_waiter(
+                &mut th[waiter as usize],
+                waiter,
+                back,
+                &mut queue,
+                &mut measured,
+            );
+        }
     }
     Some(measured.result())
+}
+
+/// The pending waiter `s` (thread `t`) releases its lock `back` later than was set when
+/// it took it, because a thread queued behind it ([`cost::queue_behind_pending`]): its
+/// next step moves. With the shared reference its pending event is the reference's drop
+/// at the release, `back` later now. Without, its operation ended at the release: the
+/// end, the measured span's bound if that operation was one, and the next outside work
+/// (through its time slices) move; a latency sampled at that operation keeps the earlier
+/// end. A thread whose pending event has not fired yet is the only kind there is: the
+/// arrival that delays it came before its release, and its next event is at or after it.
+fn delay_pending_waiter(
+    s: &mut ThreadState,
+    t: u32,
+    back: u64,
+    queue: &mut EventQueue,
+    measured: &mut Measurement,
+) {
+    let ti = t as usize;
+    match queue.time_of(t) {
+        // That operation was its last: retired at the earlier end.
+        None => measured.end[ti] += back,
+        Some(at) if s.stage == Stage::Put => queue.set(t, at + back),
+        Some(_) => {
+            s.began += back;
+            if s.done == u64::from(measured.len.warmup_ops) {
+                measured.start[ti] += back;
+            }
+            queue.set(t, s.slices.finish(s.began, s.outside));
+        }
+    }
 }
 
 #[cfg(test)]

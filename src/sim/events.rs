@@ -72,6 +72,12 @@ impl EventQueue {
         self.replace(t, k);
     }
 
+    /// When thread `t`'s pending event is; `None` once it has retired.
+    pub(crate) fn time_of(&self, t: u32) -> Option<u64> {
+        let k = self.tree[self.leaves + t as usize];
+        (k != DONE).then_some(k >> self.bits)
+    }
+
     /// Thread `t` has no more events.
     pub(crate) fn retire(&mut self, t: u32) {
         self.replace(t, DONE);

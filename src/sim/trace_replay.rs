@@ -5,10 +5,13 @@
 //!
 //! Every cost is a function of [`super::cost`], the one cost model [`super::simulate`]
 //! charges too, on the design axes `sim` has ([`ReplayDesign`]): hand-off, line migration
-//! (`line_miss_remote_ns`), qspinlock's pending bit and the lone waiter during a
-//! migration, ticket locks' per-spinner term, packed buckets sharing lines, line homes
-//! with home snooping, SMT slowdown, the private hash's reference (6.16 shared, 6.17
-//! per-CPU) and time slices. What the replay itself adds:
+//! (`line_miss_remote_ns`), qspinlock's pending bit, the lone waiter during a migration
+//! and the queue behind a pending waiter, ticket locks' per-spinner term, packed buckets
+//! sharing lines, line homes with home snooping, SMT slowdown, the private hash's
+//! reference (6.16 shared, 6.17 per-CPU) and time slices. One difference in how a cost
+//! lands: a call queueing behind a pending waiter delays the lock's release here, but not
+//! the waiter's own call end, latency or next call, which the replay placed when it
+//! processed that call whole (the event engine moves them). What the replay itself adds:
 //!
 //! - every captured thread is one simulated thread, pinned round-robin to the profile's
 //!   CPUs in order of first appearance;
@@ -556,6 +559,10 @@ struct Locks {
     last_key: Vec<u32>,
     /// When the last acquisition of each lock took it (`cost::held_from`).
     held_from: Vec<u64>,
+    /// When the last acquisition of each lock, if it took the pending-bit path and no
+    /// call has come behind it yet, takes the lock (its start); 0 otherwise
+    /// (`cost::queue_behind_pending`).
+    pending_start: Vec<u64>,
     line_last_cpu: Vec<u32>,
     /// Pending acquisitions of the lines that ever had a waiter (per-waiter term only).
     spinners: HashMap<u64, LineSpinners>,
@@ -595,6 +602,7 @@ impl Locks {
             last_cpu: vec![NO_CPU; n_locks],
             last_key: vec![u32::MAX; n_locks],
             held_from: vec![0; n_locks],
+            pending_start: vec![0; n_locks],
             line_last_cpu: if lines_shared {
                 vec![NO_CPU; tables.lines(processes) as usize]
             } else {
@@ -657,6 +665,23 @@ impl Locks {
         }
         let (line, process) = self.tables.line(l);
         let home = self.home_of(line, process);
+        if busy {
+            // The pending waiter ahead fetching the lock word back delays the lock's
+            // release. Unlike the engine, replay does not move the waiter's call end,
+            // latency or next call: it places each call whole when its thread is ready,
+            // so the waiter's call is placed (and its successor queued) already.
+            self.free_at[li] += cost::queue_behind_pending(
+                &self.x,
+                self.mech.queue_behind_pending,
+                self.pending_start[li],
+                now,
+                self.last_cpu[li],
+                cpu,
+                home,
+            );
+        }
+        let pending_path =
+            cost::takes_pending_path(self.pending_bit, busy, now, self.held_from[li]);
         let mut start = now.max(self.free_at[li]);
         if busy {
             start += cost::acquire_contended(
@@ -684,6 +709,7 @@ impl Locks {
         }
         let lone_waiter = self.mech.lone_waiter_in_migration;
         self.held_from[li] = cost::held_from(busy, now, start, lone_waiter);
+        self.pending_start[li] = if pending_path { start } else { 0 };
         let end = cost::locked_section_end(start, hold);
         self.free_at[li] = end;
         self.last_cpu[li] = cpu;
@@ -1085,6 +1111,52 @@ mod tests {
             "{} s vs {want}",
             run.simulated_secs
         );
+    }
+
+    #[test]
+    fn a_replayed_call_queueing_behind_the_pending_waiter_delays_its_release() {
+        // The test above with a fourth thread, 103, taking key 0 the same way 1 ps after
+        // 102, while 102 is still the pending waiter: 103 becomes the MCS head and takes
+        // the lock word's line, so 102 fetches it back (1000 ns) and releases that much
+        // later, then 103 takes the hand-off (5000 ns) and holds (100 ns). Without the
+        // mechanism 103 ends 1000 ns earlier.
+        let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
+        let mut m = machine(4);
+        m.line_miss_ns = 1000.0;
+        m.handoff_local_ns = 5000.0;
+        let mut r = rec(4, 1, 0, false);
+        let own = |thread: u32, key: u32| TraceOp {
+            thread,
+            t_ns: Some(0),
+            keys: vec![key],
+            wake: false,
+        };
+        r.ops = vec![
+            own(100, 0),
+            own(101, 1),
+            own(101, 0),
+            own(102, 2),
+            own(102, 0),
+            own(103, 3),
+            own(103, 0),
+        ];
+        let last_end = |mechanisms: Mechanisms| {
+            let rd = ReplayDesign {
+                mechanisms,
+                ..ReplayDesign::default()
+            };
+            replay_with(&m, &r, "t", &h, 0, 0.0, &rd)
+                .unwrap()
+                .simulated_secs
+        };
+        // 102 releases at 3100.001 ns (the test above); 103: + 1000 + 5000 + 100 ns.
+        let with = last_end(Mechanisms::default());
+        assert!((with - 9200.001e-9).abs() < 1e-15, "{with} s");
+        let off = Mechanisms::default()
+            .without("queue-behind-pending")
+            .unwrap();
+        let without = last_end(off);
+        assert!((without - 8200.001e-9).abs() < 1e-15, "{without} s");
     }
 
     #[test]

@@ -183,6 +183,74 @@ fn a_thread_arriving_while_the_line_migrates_to_an_uncontended_acquirer_is_its_p
 }
 
 #[test]
+fn a_thread_queueing_behind_the_pending_waiter_makes_it_fetch_the_line_back() {
+    // Three threads on CPUs 0, 1, 2 of one node, arriving at 1, 2 and 3 ps (their start
+    // offsets, then 1 ps of outside work). Thread 0 finds the lock free, its line written
+    // last by CPU 2 (the steady state's last user): it migrates (1000 ns) and holds
+    // (100 ns), released at 1100.001 ns. Thread 1 is its lone, pending-bit waiter: one
+    // migration, holding from 2100.001. Thread 2 comes before thread 1 has the lock,
+    // becomes the MCS head and takes the lock word's line; thread 1 fetches it back
+    // (1000 ns), so it releases at 3200.001, and thread 2 takes the MCS hand-off
+    // (5000 ns) and holds: 8300.001 ns. Without the mechanism thread 1 releases at
+    // 2200.001 and thread 2 at 7300.001.
+    let mut m = machine(3, 1);
+    m.outside_ns = 0.001;
+    m.line_miss_ns = 1000.0;
+    m.handoff_local_ns = 5000.0;
+    let w = workload(3, 3, |_| vec![0], 1);
+    let one_op = SimLength {
+        warmup_ops: 0,
+        measured_ops: 1,
+    };
+    let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, one_op).simulated_secs * 1e9;
+    let with = last_end_ns(&w);
+    assert!((with - 8300.001).abs() < 1e-6, "{with} ns vs 8300.001");
+    let off = last_end_ns(&without(&w, "queue-behind-pending"));
+    assert!((off - 7300.001).abs() < 1e-6, "{off} ns vs 7300.001");
+}
+
+#[test]
+fn the_delayed_pending_waiter_ends_later_and_starts_its_next_operation_later() {
+    // The three threads above, each with a second key on a bucket of its own (its line
+    // last written by itself: no migration, 100 ns). Measured from time 0 (no warm-up),
+    // a thread's rate is its operations over its last end, and the run's rate is the
+    // mean over threads. One operation each: thread 1, retired after it, ends at
+    // 3200.001 ns, not at the 2200.001 its acquisition first set. Two each: thread 1's
+    // second operation starts 1 ps after that later end, 3200.002, and ends at 3300.002;
+    // thread 0 ends at 1200.002, thread 2 at 8400.002 (without the mechanism 2300.002
+    // and 7400.002).
+    let mut m = machine(3, 1);
+    m.outside_ns = 0.001;
+    m.line_miss_ns = 1000.0;
+    m.handoff_local_ns = 5000.0;
+    let w = workload(3, 3, |t| vec![0, 1 + t as u32], 4);
+    let rate = |w: &SimWorkload, ops: u32| {
+        let len = SimLength {
+            warmup_ops: 0,
+            measured_ops: ops,
+        };
+        simulate(&m, w, 0.0, len).ops_per_sec
+    };
+    let mean_rate =
+        |ops: f64, ends_ns: [f64; 3]| ends_ns.iter().map(|e| ops / e * 1e9).sum::<f64>() / 3.0;
+    let off = without(&w, "queue-behind-pending");
+    for (got, want) in [
+        (rate(&w, 1), mean_rate(1.0, [1100.001, 3200.001, 8300.001])),
+        (
+            rate(&off, 1),
+            mean_rate(1.0, [1100.001, 2200.001, 7300.001]),
+        ),
+        (rate(&w, 2), mean_rate(2.0, [1200.002, 3300.002, 8400.002])),
+        (
+            rate(&off, 2),
+            mean_rate(2.0, [1200.002, 2300.002, 7400.002]),
+        ),
+    ] {
+        assert!((got / want - 1.0).abs() < 1e-9, "{got} vs {want}");
+    }
+}
+
+#[test]
 fn cross_node_handoffs_cost_more() {
     let w1 = workload(8, 8, |_| vec![0], 1);
     let mut one_node = machine(8, 1);
