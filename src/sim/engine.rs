@@ -573,8 +573,10 @@ pub fn simulate_until(
 /// at the release, `back` later now. Without, its operation ended at the release: the
 /// end, the measured span's bound if that operation was one, and the next outside work
 /// (through its time slices) move; a latency sampled at that operation keeps the earlier
-/// end. A thread whose pending event has not fired yet is the only kind there is: the
-/// arrival that delays it came before its release, and its next event is at or after it.
+/// end, and so does the start the line's spinner count holds for it (which only a queued
+/// lock with a per-waiter term, `queue_spinner_ns` > 0, reads: none of the shipped
+/// profiles has one). Its pending event has not fired yet: the arrival that delays it
+/// came before its release, and that event is at or after the release.
 fn delay_pending_waiter(
     s: &mut ThreadState,
     t: u32,
