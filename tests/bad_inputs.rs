@@ -133,6 +133,14 @@ const CASES: &[(&str, &str)] = &[
         "sim --profile seed002-ivbep --workload lock --plot x.svg",
         "--plot does not apply to --workload lock",
     ),
+    (
+        "sim validate --cv --ablate pending-bit,pending-bit",
+        "names 'pending-bit' twice",
+    ),
+    (
+        "sim validate --cv --ablate bogus",
+        "'bogus' is not a mechanism: one of steady-state-lines",
+    ),
     ("sim --profile /nonexistent.toml", "/nonexistent.toml"),
     ("sim --profile this-vm -t 0", "'0'"),
     ("sim --profile this-vm -t -1", "'-1'"),

@@ -42,7 +42,8 @@ pub(super) struct ValidateArgs {
     /// With --cv: switch these refinements of the model off (comma list of
     /// steady-state-lines, seeded-start-order, spinner-heap, key-set-means, home-snoop,
     /// separate-remote-migration, pending-bit, lone-waiter-in-migration,
-    /// queue-behind-pending), to measure what each does to the out-of-sample error.
+    /// queue-behind-pending; each once), to measure what each does to the out-of-sample
+    /// error.
     #[arg(long, value_name = "LIST")]
     ablate: Option<String>,
     #[command(flatten)]
@@ -142,6 +143,12 @@ fn run_cv(
     let mut mech = Mechanisms::default();
     for name in v.ablate.iter().flat_map(|l| l.split(',')) {
         match mech.switch_mut(name.trim()) {
+            Some(on) if !*on => {
+                return Err(CliError::Usage(format!(
+                    "--ablate names '{}' twice: name each mechanism once",
+                    name.trim()
+                )));
+            }
             Some(on) => *on = false,
             None => {
                 return Err(CliError::Usage(format!(
