@@ -39,16 +39,17 @@ pub(super) fn trust_help() -> String {
          ln(hi/lo) {:.3}. On the four boxes the model was not built on (a734d9fca84e's \
          dual-socket Skylake and Zen3 runs; a 4-socket Xeon E7-8890 v3 and a 2-socket \
          E5-2650, scored by a protocol committed before their cells were predicted), \
-         calibrated on two rows each as a user calibrates theirs: median {:.3}, p90 {:.3}, \
+         calibrated on two rows each as a user calibrates theirs, with their \
+         microarchitectures' published line transfers: median {:.3}, p90 {:.3}, \
          {:.0} % inside, over {} cells. That is the error to expect on your box, not the \
          smaller in-sample figures of plain `sim validate`.\n\
          - Shown: seed 000's 256-CPU box at 240 threads (slots and hashers) from two of its \
          rows, its pinning figures and its node-pinned 110-thread table (that one only under \
          a cross-node transfer figure the seed does not give); seed 002's futex_numa ratio. \
          Weak: other boxes (above), and runs bound to one node of them, predicted from an \
-         all-node calibration (both boxes that have them, the E7 and the E5, short of the \
-         0.06 median wanted: docs/sim.md); seed 003's 2013 box (ticket locks, packed \
-         buckets; its aligned-only column is far too slow).\n\
+         all-node calibration (of the two boxes that have them, the E5 within the 0.06 \
+         median wanted, the E7 far from it: docs/sim.md); seed 003's 2013 box (ticket \
+         locks, packed buckets; its aligned-only column is far too slow).\n\
          - Not shown at all: trace replay, kernels and designs no published table measured \
          (6.16+ presets, refcounts).\n\
          - Failed: the one patch predicted blind (7.2's a734d9fca84e on a 2-socket Skylake-SP, \

@@ -65,10 +65,12 @@
 //!   sensitivity; both are stated, not removed.
 //! - Each new box is calibrated as a user calibrates theirs (`sim calibrate --rows 0,1`):
 //!   on its own global-hash and 256-slot rows (`fit`) with the built-in template on its
-//!   topology; its other `-b` rows are `cv` ([`predict_new_box_reps`]).
+//!   topology and its microarchitecture's line transfers (third amendment); its other
+//!   `-b` rows are `cv` ([`predict_new_box_reps`]).
 //! - Each machine of [`SAS2024_BOXES`] is calibrated as the 256-CPU box is, on rows 0
 //!   and 2 of its own all-node sweep (`fit`), with the built-in template on its
-//!   topology; every other cell of its three tables is `cv`, the node-bound ones
+//!   topology and its microarchitecture's line transfers (third amendment); every other
+//!   cell of its three tables is `cv`, the node-bound ones
 //!   predicted from the all-node profile ([`predict_unseen_table_reps`]).
 //! - The mechanisms of the model (pending bit, home snooping, start order, …) were all
 //!   chosen knowing every seed table (not the new boxes) and are not re-chosen per fold;
@@ -103,6 +105,14 @@
 //! the six tables of [`SAS2024_BOXES`] became held-out units, scored with the model frozen
 //! (commit 32866d7) by the rule above; the model error keeps its rule (every held-out
 //! machine once) and so counts their two machines too.
+//!
+//! Third amendment of 2026-12-07 (commit 1b8f23f), committed before any prediction with
+//! it: every held-out box other than the seed box takes its microarchitecture's
+//! published core-to-core transfers instead of the seed template's
+//! ([`templates::BoxTransfers`]: hand-offs three transfers each, home snooping on AMD
+//! only). Not blind (the unseen boxes' residuals had been seen), and adopted whatever it
+//! gave: it lowered the E5's error and raised the E7's, the Skylake's and the unseen
+//! boxes' median (docs/sim.md).
 
 mod cv;
 mod metrics;

@@ -26,6 +26,7 @@
 
 use super::ValidationRow;
 use super::published::plausible_rate;
+use super::templates::{BoxTransfers, SKL_2S_TRANSFERS, ZEN3_2S_TRANSFERS};
 use crate::hashers::{Builtin, HashKey};
 use crate::sim::SimError;
 use crate::sim::calibrate::{DEFAULT_NOISE, Observation, Scenario, calibrate, global_hash_size};
@@ -45,6 +46,10 @@ pub const NEW_BOXES: [(&str, &str); 2] = [
     ("a734d9fca84e-skl-2s-112", "skl-2s-112"),
     ("a734d9fca84e-zen3-2s-256", "zen3-2s-256"),
 ];
+
+/// Each box's microarchitecture's published line transfers (docs/sim.md, "A third
+/// amendment"), in place of the seed template's, in the order of [`NEW_BOXES`].
+const NEW_BOX_TRANSFERS: [BoxTransfers; 2] = [SKL_2S_TRANSFERS, ZEN3_2S_TRANSFERS];
 
 /// NUMA nodes of both boxes (two sockets; the source gives no node count).
 const NEW_BOX_NODES: u32 = 2;
@@ -125,10 +130,11 @@ pub fn predict_new_box_reps(
     len: SimLength,
     mech: Mechanisms,
 ) -> Result<Vec<(ValidationRow, Vec<f64>)>, SimError> {
-    let machine = NEW_BOXES
+    let (machine, transfers) = NEW_BOXES
         .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|(_, m)| *m)
+        .zip(NEW_BOX_TRANSFERS)
+        .find(|((u, _), _)| *u == unit)
+        .map(|((_, m), t)| (*m, t))
         .ok_or_else(|| SimError::BadRequest(format!("'{unit}' is not a new-box table")))?;
     let rows: Vec<AbRow> = read_ab_table(&data_dir.join(TABLE_A734))?
         .into_iter()
@@ -144,7 +150,7 @@ pub fn predict_new_box_reps(
             other.threads
         )));
     }
-    let box_template = template.on_topology(threads, NEW_BOX_NODES)?;
+    let box_template = transfers.apply(&template.on_topology(threads, NEW_BOX_NODES)?);
     let scenario = Scenario {
         keys_per_thread: perf_keys_per_thread(threads as usize, PERF_FUTEXES, 1)
             .map_err(SimError::BadRequest)?,

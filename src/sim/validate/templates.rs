@@ -189,6 +189,72 @@ pub fn with_line_choice(
     t
 }
 
+/// A held-out box's own line transfers, from a published core-to-core latency figure of
+/// its microarchitecture (docs/sim.md, "A third amendment"): one migration between two
+/// cores of a socket and one across sockets, ns, and whether the box snoops at the
+/// line's home (AMD EPYC) or not (Intel, as `skl-2s-112.toml`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxTransfers {
+    /// Between two cores of one socket, ns.
+    pub local_ns: f64,
+    /// Across sockets, ns.
+    pub remote_ns: f64,
+    /// [`MachineProfile::home_snoop`].
+    pub home_snoop: bool,
+}
+
+impl BoxTransfers {
+    /// `p` with these transfers: the migrations as given and each hand-off three of them
+    /// (the count seed 000's box fitted, as "Predicting a patch" sets a box's hand-offs;
+    /// calibration then fits the local hand-off and keeps their ratio).
+    pub fn apply(&self, p: &MachineProfile) -> MachineProfile {
+        let mut q = p.clone();
+        q.line_miss_ns = self.local_ns;
+        q.line_miss_remote_ns = Some(self.remote_ns);
+        q.handoff_local_ns = 3.0 * self.local_ns;
+        q.handoff_remote_ns = 3.0 * self.remote_ns;
+        q.home_snoop = self.home_snoop;
+        q
+    }
+}
+
+/// a734d9fca84e's dual-socket Skylake: the Cascade Lake means of `skl-2s-112.toml`
+/// (`nviennot/core-to-core-latency`, commit 96a943a: 2 × Xeon Platinum 8275CL and 2 ×
+/// Xeon Gold 6242, means over distinct-core pairs).
+pub const SKL_2S_TRANSFERS: BoxTransfers = BoxTransfers {
+    local_ns: 47.482,
+    remote_ns: 137.686,
+    home_snoop: false,
+};
+
+/// a734d9fca84e's dual-socket Zen3: the 2 × EPYC 7763 matrix of [`EPYC_2S64_MATRICES`].
+pub const ZEN3_2S_TRANSFERS: BoxTransfers = BoxTransfers {
+    local_ns: EPYC_2S64_MATRICES[2].1,
+    remote_ns: EPYC_2S64_MATRICES[2].2,
+    home_snoop: true,
+};
+
+/// The 4-socket Xeon E7-8890 v3 (Haswell-EX): a 4-socket 12-core Haswell-EX (most
+/// likely an E7-4830 v3) in `LPD-EPFL/mctop`, `desc/lpdquad.mct`, commit 1093cf0: a
+/// compare-and-swap on a line another core modified takes 135 cycles within a socket
+/// and 338 across (every cross-socket pair alike), at its 2.1 GHz nominal clock.
+pub const HSX_4S_TRANSFERS: BoxTransfers = BoxTransfers {
+    local_ns: 135.0 / 2.1,
+    remote_ns: 338.0 / 2.1,
+    home_snoop: false,
+};
+
+/// The 2-socket Xeon E5-2650 (Sandy Bridge-EP): the same 8-core die as the 2 × Xeon
+/// E5-2690 of `nviennot/core-to-core-latency`, `results/Dual Intel(R) Xeon(R) CPU
+/// E5-2690 0 @ 2.90GHz.csv`, commit 47795f2: means over pairs of distinct cores within a
+/// socket (CPUs 0–7 and 16–23, 8–15 and 24–31, as the matrix's own figures group them)
+/// and across.
+pub const SNB_2S_TRANSFERS: BoxTransfers = BoxTransfers {
+    local_ns: 33.2,
+    remote_ns: 124.7,
+    home_snoop: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +293,26 @@ mod tests {
         assert_eq!(m.line_miss_ns, t.line_miss_ns);
         assert!((m.handoff_remote_ns - t.handoff_remote_ns).abs() < 1e-9);
         assert_eq!(m.smt_slowdown, t.smt_slowdown);
+    }
+
+    #[test]
+    fn a_box_takes_its_published_transfers_and_three_of_them_per_hand_off() {
+        // docs/sim.md, "A third amendment": the Haswell-EX figures are 135 and 338 cycles
+        // at 2.1 GHz (64.29 and 160.95 ns), the Sandy Bridge-EP means 33.2 and 124.7 ns.
+        assert!((HSX_4S_TRANSFERS.local_ns - 64.2857).abs() < 1e-3);
+        assert!((HSX_4S_TRANSFERS.remote_ns - 160.9524).abs() < 1e-3);
+        let p = SNB_2S_TRANSFERS.apply(&MachineProfile::minimal("p", 32, 2));
+        assert_eq!(p.line_miss_ns, 33.2);
+        assert_eq!(p.line_miss_remote_ns, Some(124.7));
+        assert!((p.handoff_local_ns - 99.6).abs() < 1e-9);
+        assert!((p.handoff_remote_ns - 374.1).abs() < 1e-9);
+        assert!(!p.home_snoop);
+        // The AMD box keeps home snooping; the Intel ones do not.
+        let home = |t: &BoxTransfers| t.apply(&p).home_snoop;
+        assert!(home(&ZEN3_2S_TRANSFERS) && !home(&SKL_2S_TRANSFERS) && !home(&HSX_4S_TRANSFERS));
+        assert_eq!(
+            (ZEN3_2S_TRANSFERS.local_ns, ZEN3_2S_TRANSFERS.remote_ns),
+            (113.1, 302.7)
+        );
     }
 }
