@@ -22,7 +22,7 @@
 //!   each with a slots sweep, a node-bound sweep and a hasher table ([`SAS2024_TABLES`]).
 //!
 //! # Validation protocol (written before any cross-validated figure was computed;
-//! amended twice, 2026-12-03, below)
+//! amended twice on 2026-12-03 and once on 2026-12-07, below)
 //!
 //! Roles of a cell (the `role` field of every `sim validate` record):
 //!
@@ -109,7 +109,7 @@
 //! Third amendment of 2026-12-07 (commit 1b8f23f), committed before any prediction with
 //! it: every held-out box other than the seed box takes its microarchitecture's
 //! published core-to-core transfers instead of the seed template's
-//! ([`templates::BoxTransfers`]: hand-offs three transfers each, home snooping on AMD
+//! ([`BoxTransfers`]: hand-offs three transfers each, home snooping on AMD
 //! only). Not blind (the unseen boxes' residuals had been seen), and adopted whatever it
 //! gave: it lowered the E5's error and raised the E7's, the Skylake's and the unseen
 //! boxes' median (docs/sim.md).
@@ -149,8 +149,9 @@ pub use seed_box::{
 };
 pub use seed003::{SEED003_FIT, SEED003_KEY_SETS, validate_seed003, validate_seed003_with};
 pub use templates::{
-    EPYC_2S64_LOCAL_NS, EPYC_2S64_MATRICES, EPYC_2S64_REMOTE_NS, GENERIC_SMT_SLOWDOWN,
-    IVB_EP_REMOTE_RATIO, LINE_CHOICES, seed_box_template, seed002_box, seed003_box_template,
+    BoxTransfers, EPYC_2S64_LOCAL_NS, EPYC_2S64_MATRICES, EPYC_2S64_REMOTE_NS,
+    GENERIC_SMT_SLOWDOWN, HSX_4S_TRANSFERS, IVB_EP_REMOTE_RATIO, LINE_CHOICES, SKL_2S_TRANSFERS,
+    SNB_2S_TRANSFERS, ZEN3_2S_TRANSFERS, seed_box_template, seed002_box, seed003_box_template,
     smt_from_pinning, with_line_choice,
 };
 

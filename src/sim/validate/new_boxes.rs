@@ -12,7 +12,8 @@
 //!
 //! Each box is calibrated as a user calibrates theirs (`sim calibrate --rows 0,1`: the
 //! global hash and the smallest private table, 256 slots), with the built-in template on
-//! the box's topology (one thread per CPU, as perf runs by default, two nodes), and its
+//! the box's topology (one thread per CPU, as perf runs by default, two nodes) and its
+//! microarchitecture's published line transfers (third amendment, [`BoxTransfers`]), and its
 //! other private sizes (512 to 4096 slots) are predicted with `sim`'s default design. One
 //! difference from a user's run: the hash cost is the template's stated one (the
 //! development VM's), where `sim` would time it on the machine it runs on, so that the
@@ -121,7 +122,8 @@ pub fn read_ab_table(path: &Path) -> Result<Vec<AbRow>, SimError> {
 /// (`fit`), every other `-b` row predicted (`cv`) in three replications, replication `r`
 /// with start order `r` and the calibrated costs moved by `spread` as every user profile's
 /// are ([`replication_profiles`]). `template` is the built-in template (its stated hash
-/// costs, if any, are used, as in every fold).
+/// costs, if any, are used, as in every fold), with the box's own line transfers
+/// ([`BoxTransfers`]) in place of its own.
 pub fn predict_new_box_reps(
     data_dir: &Path,
     template: &MachineProfile,

@@ -12,7 +12,8 @@
 //!
 //! Each machine is calibrated as a user calibrates theirs and as the 256-CPU box is: on
 //! rows 0 and 2 of its all-node sweep (the global hash and 4 slots, `fit`), with the
-//! built-in template on the machine's topology; every other cell of its three tables is
+//! built-in template on the machine's topology and its microarchitecture's published line
+//! transfers (third amendment, [`BoxTransfers`]); every other cell of its three tables is
 //! predicted (`cv`): the node-bound cells from the all-node profile with the threads on
 //! that node's CPUs. The hash cost is the template's stated one, as for the other new
 //! boxes ([`super::new_boxes`]), so that the validation is reproducible.
@@ -140,8 +141,8 @@ fn jhash2() -> SharedHasher {
 }
 
 /// Calibrates `b` as a user calibrates theirs (`sim calibrate --rows 0,2 --threads T
-/// --cpus C --nodes N` on its sweep, `template` on its topology); the profile keeps the
-/// template's stated hash costs for the predictions.
+/// --cpus C --nodes N` on its sweep, `template` on its topology with `b.transfers`); the
+/// profile keeps the template's stated hash costs for the predictions.
 pub fn calibrate_unseen_box(
     data_dir: &Path,
     template: &MachineProfile,
