@@ -85,10 +85,9 @@ struct Line {
     last_cpu: u32,
     /// The thread of the last acquisition.
     last_thread: u32,
-    /// When the last acquisition, if it took the pending-bit path and no thread has come
-    /// behind it yet, takes the lock (its start); 0 otherwise
-    /// ([`cost::queue_behind_pending`]).
-    pending_start: u64,
+    /// The last acquisition took the pending-bit path and no thread has come behind it
+    /// yet ([`cost::queue_behind_pending`]); it takes the lock at `held_from`.
+    pending_waiter: bool,
 }
 
 impl Line {
@@ -98,7 +97,7 @@ impl Line {
         held_from: 0,
         last_cpu: NO_CPU,
         last_thread: u32::MAX,
-        pending_start: 0,
+        pending_waiter: false,
     };
 }
 
@@ -280,7 +279,7 @@ impl Memory {
             let back = cost::queue_behind_pending(
                 x,
                 self.queue_behind_pending,
-                l.pending_start,
+                if l.pending_waiter { l.held_from } else { 0 },
                 now,
                 l.last_cpu,
                 cpu,
@@ -324,7 +323,7 @@ impl Memory {
             held_from: cost::held_from(contended, now, start, self.lone_waiter),
             last_cpu: cpu,
             last_thread: thread,
-            pending_start: if pending_path { start } else { 0 },
+            pending_waiter: pending_path,
         };
         if self.lines_shared {
             self.line_last_cpu[line] = cpu;

@@ -559,10 +559,10 @@ struct Locks {
     last_key: Vec<u32>,
     /// When the last acquisition of each lock took it (`cost::held_from`).
     held_from: Vec<u64>,
-    /// When the last acquisition of each lock, if it took the pending-bit path and no
-    /// call has come behind it yet, takes the lock (its start); 0 otherwise
-    /// (`cost::queue_behind_pending`).
-    pending_start: Vec<u64>,
+    /// Whether the last acquisition of each lock took the pending-bit path and no call
+    /// has come behind it yet (`cost::queue_behind_pending`); it takes the lock at
+    /// `held_from`.
+    pending_waiter: Vec<bool>,
     line_last_cpu: Vec<u32>,
     /// Pending acquisitions of the lines that ever had a waiter (per-waiter term only).
     spinners: HashMap<u64, LineSpinners>,
@@ -602,7 +602,7 @@ impl Locks {
             last_cpu: vec![NO_CPU; n_locks],
             last_key: vec![u32::MAX; n_locks],
             held_from: vec![0; n_locks],
-            pending_start: vec![0; n_locks],
+            pending_waiter: vec![false; n_locks],
             line_last_cpu: if lines_shared {
                 vec![NO_CPU; tables.lines(processes) as usize]
             } else {
@@ -673,7 +673,11 @@ impl Locks {
             self.free_at[li] += cost::queue_behind_pending(
                 &self.x,
                 self.mech.queue_behind_pending,
-                self.pending_start[li],
+                if self.pending_waiter[li] {
+                    self.held_from[li]
+                } else {
+                    0
+                },
                 now,
                 self.last_cpu[li],
                 cpu,
@@ -709,7 +713,7 @@ impl Locks {
         }
         let lone_waiter = self.mech.lone_waiter_in_migration;
         self.held_from[li] = cost::held_from(busy, now, start, lone_waiter);
-        self.pending_start[li] = if pending_path { start } else { 0 };
+        self.pending_waiter[li] = pending_path;
         let end = cost::locked_section_end(start, hold);
         self.free_at[li] = end;
         self.last_cpu[li] = cpu;
@@ -1078,6 +1082,30 @@ mod tests {
         );
     }
 
+    /// [`machine`]`(4)` with slow line migrations (1000 ns) and slower hand-offs (5000 ns).
+    fn slow_lines() -> MachineProfile {
+        let mut m = machine(4);
+        m.line_miss_ns = 1000.0;
+        m.handoff_local_ns = 5000.0;
+        m
+    }
+
+    /// `threads` captured threads, all at time 0: thread 100 takes key 0; each later one
+    /// takes its own key, then key 0.
+    fn key_0_after_own_keys(threads: u32) -> Recording {
+        let mut r = rec(threads, 1, 0, false);
+        let op = |thread: u32, key: u32| TraceOp {
+            thread,
+            t_ns: Some(0),
+            keys: vec![key],
+            wake: false,
+        };
+        r.ops = std::iter::once(op(100, 0))
+            .chain((1..threads).flat_map(|t| [op(100 + t, t), op(100 + t, 0)]))
+            .collect();
+        r
+    }
+
     #[test]
     fn a_replayed_arrival_during_an_uncontended_migration_takes_the_pending_path() {
         // Thread 100 takes key 0 first (no earlier owner: no migration), releasing at
@@ -1087,23 +1115,7 @@ mod tests {
         // is the lone waiter: one migration after 101's release, not the hand-off (5000 ns).
         // Last end: 1 ps + 2 × 400 + 3 × 100 + 2 × 1000 ns (with the hand-off, 7100 ns).
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
-        let mut m = machine(4);
-        m.line_miss_ns = 1000.0;
-        m.handoff_local_ns = 5000.0;
-        let mut r = rec(3, 1, 0, false);
-        let own = |thread: u32, key: u32| TraceOp {
-            thread,
-            t_ns: Some(0),
-            keys: vec![key],
-            wake: false,
-        };
-        r.ops = vec![
-            own(100, 0),
-            own(101, 1),
-            own(101, 0),
-            own(102, 2),
-            own(102, 0),
-        ];
+        let (m, r) = (slow_lines(), key_0_after_own_keys(3));
         let run = replay(&m, &r, "t", &h, 0, 0.0).unwrap();
         let want = 3100.001e-9;
         assert!(
@@ -1121,25 +1133,7 @@ mod tests {
         // later, then 103 takes the hand-off (5000 ns) and holds (100 ns). Without the
         // mechanism 103 ends 1000 ns earlier.
         let h = Builtin::by_name("jhash2", HashKey::DEFAULT).unwrap();
-        let mut m = machine(4);
-        m.line_miss_ns = 1000.0;
-        m.handoff_local_ns = 5000.0;
-        let mut r = rec(4, 1, 0, false);
-        let own = |thread: u32, key: u32| TraceOp {
-            thread,
-            t_ns: Some(0),
-            keys: vec![key],
-            wake: false,
-        };
-        r.ops = vec![
-            own(100, 0),
-            own(101, 1),
-            own(101, 0),
-            own(102, 2),
-            own(102, 0),
-            own(103, 3),
-            own(103, 0),
-        ];
+        let (m, r) = (slow_lines(), key_0_after_own_keys(4));
         let last_end = |mechanisms: Mechanisms| {
             let rd = ReplayDesign {
                 mechanisms,

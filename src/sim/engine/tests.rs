@@ -157,6 +157,22 @@ fn a_lone_waiter_of_a_queued_lock_pays_one_line_transfer() {
     assert!((t * 1200.0 / 1e9 - 1.0).abs() < 0.01, "{t} vs 1e9/1200");
 }
 
+/// `cpus` CPUs on one node, outside work of 1 ps, slow line migrations (1000 ns) and
+/// slower hand-offs (5000 ns): one operation's costs show one by one.
+fn slow_lines(cpus: u32) -> MachineProfile {
+    let mut m = machine(cpus, 1);
+    m.outside_ns = 0.001;
+    m.line_miss_ns = 1000.0;
+    m.handoff_local_ns = 5000.0;
+    m
+}
+
+/// One measured operation, no warm-up.
+const ONE_OP: SimLength = SimLength {
+    warmup_ops: 0,
+    measured_ops: 1,
+};
+
 #[test]
 fn a_thread_arriving_while_the_line_migrates_to_an_uncontended_acquirer_is_its_pending_waiter() {
     // One operation each. Thread 0 comes at 1 ps to a free lock whose line thread 1's
@@ -165,17 +181,10 @@ fn a_thread_arriving_while_the_line_migrates_to_an_uncontended_acquirer_is_its_p
     // the lone (pending-bit) waiter and pays one migration after the release, not the
     // MCS hand-off (5000 ns). Last end: 1 ps + 2 × (1000 + 100) ns. A ticket lock has no
     // pending bit: 1 ps + 1100 ns + 5000 ns + 100 ns.
-    let mut m = machine(2, 1);
-    m.outside_ns = 0.001;
-    m.line_miss_ns = 1000.0;
-    m.handoff_local_ns = 5000.0;
+    let mut m = slow_lines(2);
     m.ticket_spinner_ns = Some(0.0);
     let w = workload(2, 2, |_| vec![0], 1);
-    let one_op = SimLength {
-        warmup_ops: 0,
-        measured_ops: 1,
-    };
-    let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, one_op).simulated_secs * 1e9;
+    let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, ONE_OP).simulated_secs * 1e9;
     let queued = last_end_ns(&w);
     assert!((queued - 2200.001).abs() < 1e-6, "{queued} ns vs 2200.001");
     let t = last_end_ns(&with_ticket_lock(&w));
@@ -193,16 +202,9 @@ fn a_thread_queueing_behind_the_pending_waiter_makes_it_fetch_the_line_back() {
     // (1000 ns), so it releases at 3200.001, and thread 2 takes the MCS hand-off
     // (5000 ns) and holds: 8300.001 ns. Without the mechanism thread 1 releases at
     // 2200.001 and thread 2 at 7300.001.
-    let mut m = machine(3, 1);
-    m.outside_ns = 0.001;
-    m.line_miss_ns = 1000.0;
-    m.handoff_local_ns = 5000.0;
+    let m = slow_lines(3);
     let w = workload(3, 3, |_| vec![0], 1);
-    let one_op = SimLength {
-        warmup_ops: 0,
-        measured_ops: 1,
-    };
-    let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, one_op).simulated_secs * 1e9;
+    let last_end_ns = |w: &SimWorkload| simulate(&m, w, 0.0, ONE_OP).simulated_secs * 1e9;
     let with = last_end_ns(&w);
     assert!((with - 8300.001).abs() < 1e-6, "{with} ns vs 8300.001");
     let off = last_end_ns(&without(&w, "queue-behind-pending"));
@@ -219,10 +221,7 @@ fn the_delayed_pending_waiter_ends_later_and_starts_its_next_operation_later() {
     // second operation starts 1 ps after that later end, 3200.002, and ends at 3300.002;
     // thread 0 ends at 1200.002, thread 2 at 8400.002 (without the mechanism 2300.002
     // and 7400.002).
-    let mut m = machine(3, 1);
-    m.outside_ns = 0.001;
-    m.line_miss_ns = 1000.0;
-    m.handoff_local_ns = 5000.0;
+    let m = slow_lines(3);
     let w = workload(3, 3, |t| vec![0, 1 + t as u32], 4);
     let rate = |w: &SimWorkload, ops: u32| {
         let len = SimLength {
