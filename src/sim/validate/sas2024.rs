@@ -296,6 +296,60 @@ mod tests {
         }
     }
 
+    /// The seed template as `sim validate --cv --template` reads it (stated hash costs).
+    fn seed_template_file() -> MachineProfile {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines");
+        MachineProfile::load(&dir.join("seed-256cpu-template.toml")).unwrap()
+    }
+
+    /// `data/machines/{name}-template.toml` is the box's template as the validation builds
+    /// it, and `data/machines/{name}.toml` (written by `sim calibrate` on that template)
+    /// holds the validation's own calibration of the box: the profiles the second exam
+    /// predicts with (docs/sim.md) are the cross-validation's, not refits.
+    fn check_shipped_profile(b: &UnseenBox, name: &str) {
+        let machines = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/machines");
+        let template = seed_template_file();
+        let box_template = b
+            .transfers
+            .apply(&template.on_topology(b.cpus, b.nodes).unwrap());
+        let shipped_template =
+            MachineProfile::load(&machines.join(format!("{name}-template.toml"))).unwrap();
+        assert_eq!(
+            MachineProfile {
+                name: box_template.name.clone(),
+                ..shipped_template
+            },
+            box_template
+        );
+        let len = SimLength::default();
+        let fitted =
+            calibrate_unseen_box(&shipped(), &template, b, len, Mechanisms::default()).unwrap();
+        let shipped_profile = MachineProfile::load(&machines.join(format!("{name}.toml"))).unwrap();
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+        assert!(close(shipped_profile.outside_ns, fitted.outside_ns));
+        assert!(close(
+            shipped_profile.handoff_local_ns,
+            fitted.handoff_local_ns
+        ));
+        assert!(close(
+            shipped_profile.handoff_remote_ns,
+            fitted.handoff_remote_ns
+        ));
+        assert_eq!(
+            (
+                shipped_profile.line_miss_ns,
+                shipped_profile.line_miss_remote_ns
+            ),
+            (b.transfers.local_ns, Some(b.transfers.remote_ns))
+        );
+        assert_eq!(shipped_profile.hash_ns, template.hash_ns);
+    }
+
+    #[test]
+    fn the_shipped_e5_profile_is_the_cross_validation_s_calibration() {
+        check_shipped_profile(&SAS2024_BOXES[1], "e5-2650-2s");
+    }
+
     #[test]
     fn the_e5_box_refits_its_two_rows_and_predicts_every_other_cell() {
         // The validation's own run length (28 threads: cheap; shorter runs missed the
