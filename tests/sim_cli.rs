@@ -1374,3 +1374,69 @@ fn sim_help_says_which_not_told_apart_carries_the_model_error() {
         assert!(help.contains(want), "'{want}' not in:\n{help}");
     }
 }
+
+/// docs/sim.md, "A second exam": the committed predictions are what `sim` prints from the
+/// shipped profile (the E5's runs; the E7's and the Zen3's take longer and follow the same
+/// path), and the transcription holds the figures of the v11 message and its reply, typed
+/// from them: "-b128 Averaged 141.394", "-Ib8192 Averaged 1.923.077", "-b1024 Averaged
+/// 42.410", EPYC 7713 "-t 250 -b 0 1.745.242".
+#[test]
+fn the_second_exam_s_predictions_are_what_sim_prints_and_its_figures_the_message_s() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let published =
+        std::fs::read_to_string(root.join("data/published/sas2025-v11-reference-count.csv"))
+            .unwrap();
+    for (machine, option, rate) in [
+        ("e5-2650-2s", "-b128", "141394"),
+        ("e5-2650-2s", "-Ib8192", "1923077"),
+        ("e7-8890v3-4s", "-b1024", "42410"),
+        ("epyc7713-2s", "-t 250 -b 0", "1745242"),
+    ] {
+        let row = published
+            .lines()
+            .find(|l| l.starts_with(&format!("{machine},")) && l.contains(&format!(",{option},")))
+            .unwrap_or_else(|| panic!("{machine} {option}: no row"));
+        assert_eq!(row.split(',').nth(6), Some(rate), "{row}");
+    }
+    let profile = root.join("data/machines/e5-2650-2s.toml");
+    for (file, extra) in [
+        ("e5-shared.csv", &["--kernel", "6.16-rc"][..]),
+        (
+            "e5-none.csv",
+            &["--kernel", "6.16-rc", "--refcount", "none"][..],
+        ),
+    ] {
+        let mut args = vec![
+            "sim",
+            "--profile",
+            profile.to_str().unwrap(),
+            "-t",
+            "32",
+            "-b",
+            "128,8192",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let printed = json(&args);
+        let committed =
+            std::fs::read_to_string(root.join("data/predictions/v11-reference-count").join(file))
+                .unwrap();
+        let mut lines = committed.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let rate_at = header.iter().position(|&h| h == "ops_per_sec").unwrap();
+        let committed_rates: Vec<f64> = lines
+            .map(|l| l.split(',').nth(rate_at).unwrap().parse().unwrap())
+            .collect();
+        let printed_rates: Vec<f64> = printed
+            .iter()
+            .map(|r| r["ops_per_sec"].as_f64().unwrap())
+            .collect();
+        // The CSV prints the shortest decimal that reads back, JSON one that may differ in
+        // the last place: the same double either way, to 1e-12.
+        assert_eq!(printed_rates.len(), committed_rates.len(), "{file}");
+        for (p, c) in printed_rates.iter().zip(&committed_rates) {
+            assert!((p / c - 1.0).abs() < 1e-12, "{file}: {p} against {c}");
+        }
+    }
+}
