@@ -1328,8 +1328,9 @@ fn sim_help_s_trust_section_fits_100_columns_and_carries_the_quoted_figures() {
         );
     }
     // Each item starts "- "; its continuation lines are indented two spaces.
+    // Six: out of sample, shown/weak, not shown, and two exams failed, the intervals.
     let items = section.matches("\n- ").count();
-    assert_eq!(items, 5, "{section}");
+    assert_eq!(items, 6, "{section}");
     let joined = section.replace("\n  ", " ");
     let q = futexhash::sim::uncertainty::quoted_error();
     for want in [
