@@ -35,6 +35,10 @@ macro_rules! asset {
 /// `data/machines/`: machine profiles (`NAME.toml`) and the measurements they were fitted
 /// on.
 pub const MACHINES: &[Asset] = &[
+    asset!("machines", "e5-2650-2s.toml"),
+    asset!("machines", "e5-2650-2s-template.toml"),
+    asset!("machines", "e7-8890v3-4s.toml"),
+    asset!("machines", "e7-8890v3-4s-template.toml"),
     asset!("machines", "seed-256cpu.toml"),
     asset!("machines", "seed-256cpu-template.toml"),
     asset!("machines", "seed002-ivbep.toml"),
@@ -43,6 +47,8 @@ pub const MACHINES: &[Asset] = &[
     asset!("machines", "this-vm.toml"),
     asset!("machines", "this-vm-template.toml"),
     asset!("machines", "this-vm-kernel-t2.csv"),
+    asset!("machines", "zen3-2s-256.toml"),
+    asset!("machines", "zen3-2s-256-template.toml"),
 ];
 
 /// `data/published/`: the seed threads' published tables, the published A/B figures of a
@@ -61,6 +67,7 @@ pub const PUBLISHED: &[Asset] = &[
     asset!("published", "sas2024-e5-2650-28threads.csv"),
     asset!("published", "sas2024-e5-2650-14threads-per-node.csv"),
     asset!("published", "sas2024-e5-2650-algos-28threads.csv"),
+    asset!("published", "sas2025-v11-reference-count.csv"),
 ];
 
 /// The names of the embedded machine profiles (`NAME` of `NAME.toml`), sorted.

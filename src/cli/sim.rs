@@ -50,16 +50,16 @@ pub(super) fn trust_help() -> String {
          all-node calibration (of the two boxes that have them, the E5 within the 0.06 \
          median wanted, the E7 far from it: docs/sim.md); seed 003's 2013 box (ticket \
          locks, packed buckets; its aligned-only column is far too slow).\n\
-         - Not shown at all: trace replay, kernels and designs no published table measured \
-         (6.16+ presets, the per-CPU reference).\n\
+         - Not shown at all: trace replay, kernels and designs no exam has scored (the \
+         6.16, 6.17, 6.18 and 7.3 presets, the per-CPU reference).\n\
          - Failed: the one patch predicted blind (7.2's a734d9fca84e on a 2-socket Skylake-SP, \
          112 threads): every sign right, but the private rows' gains and the private/global \
          level far off (docs/sim.md, \"The exam\"). Do not trust a patch's size, or the \
          private table's level, on a box the model was not calibrated on.\n\
          - Failed: the shared reference count (--refcount shared, 6.16-rc), against v11's \
          immutable private hash on three boxes: its cost off by -1.47 to +0.23 in ln, 4 of 6 \
-         published ratios outside their range (docs/sim.md, \"A second exam\"). The sign \
-         and rough size of its loss are right; its figure is not.\n\
+         published ratios outside their range (docs/sim.md, \"A second exam\"). The sign is \
+         right and both lose over 80 %, but the rate that remains is off by up to 4.3x.\n\
          - Every rate's interval carries the model error of an unseen machine (sd {:.3} in \
          ln). Two hashers of one run are compared by their ratio's interval from the \
          replications alone (common random numbers; the model error is taken to cancel): \

@@ -335,6 +335,20 @@ mod tests {
             shipped_profile.handoff_remote_ns,
             fitted.handoff_remote_ns
         ));
+        assert!(shipped_profile.calibration_rms_ln.is_some());
+        // Every other field exactly (the name says how it was made, in `sim calibrate`'s
+        // words; the fitted figures to the digits TOML keeps, above).
+        assert_eq!(
+            MachineProfile {
+                name: fitted.name.clone(),
+                outside_ns: fitted.outside_ns,
+                handoff_local_ns: fitted.handoff_local_ns,
+                handoff_remote_ns: fitted.handoff_remote_ns,
+                calibration_rms_ln: fitted.calibration_rms_ln,
+                ..shipped_profile.clone()
+            },
+            fitted
+        );
         assert_eq!(
             (
                 shipped_profile.line_miss_ns,
