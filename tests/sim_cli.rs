@@ -1501,3 +1501,36 @@ fn the_second_exam_s_predictions_are_what_sim_prints_and_its_figures_the_message
         );
     }
 }
+
+/// A run with the shared reference count says on stderr that the axis failed its exam
+/// (docs/sim.md, "A second exam"), whether it came from `--refcount shared` or the
+/// 6.16-rc preset; a run without it does not.
+#[test]
+fn a_shared_reference_run_says_its_exam_failed() {
+    let note = "failed its out-of-sample exam";
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "--profile",
+            "seed-256cpu",
+            "-t",
+            "4",
+            "-b",
+            "16",
+            "--ops",
+            "50",
+            "--warmup",
+            "10",
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        let o = futexhash(&args);
+        assert!(o.status.success(), "{extra:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(run(&["--refcount", "shared"]).contains(note));
+    assert!(run(&["--kernel", "6.17,6.16-rc"]).contains(note));
+    assert!(!run(&["--refcount", "percpu"]).contains(note));
+    assert!(!run(&[]).contains(note));
+}
