@@ -443,11 +443,11 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
         .iter()
         .any(|o| o.design.refcount == Refcount::Shared)
     {
-        // The one design axis an exam scored and found wanting: its records' intervals
-        // (model error of an unseen machine) held 5 of its 15 published cells.
+        // A design axis an exam scored and found wanting: the intervals (model error of an
+        // unseen machine) held 1 of the 6 published cells run with it.
         eprintln!(
             "futexhash: note: the shared reference count (--refcount shared, 6.16-rc) failed \
-             its out-of-sample exam: 5 of 15 published cells inside their 80 % intervals, the \
+             its out-of-sample exam: 1 of its 6 published cells inside the 80 % interval, the \
              rate under it off by up to 4.3x (docs/sim.md, \"A second exam\"); its intervals \
              do not cover that error"
         );
