@@ -1350,7 +1350,11 @@ fn sim_help_s_trust_section_fits_100_columns_and_carries_the_quoted_figures() {
             100.0 * q.new_boxes.coverage,
             q.new_boxes.n_cells
         ),
-        format!("(sd {:.3} in ln)", q.model_sd),
+        format!(
+            "(sd {:.3} in ln; with the shared reference on a private table, the {:.3} its exam measured",
+            q.model_sd,
+            futexhash::sim::uncertainty::SHARED_REFERENCE_SD
+        ),
     ] {
         assert!(joined.contains(&want), "'{want}' not in:\n{section}");
     }
@@ -1377,7 +1381,8 @@ fn sim_help_says_which_not_told_apart_carries_the_model_error() {
 }
 
 /// docs/sim.md, "A second exam": the committed predictions are what `sim` prints from the
-/// shipped profiles (all eight runs, every record), and the transcription holds
+/// shipped profiles (all eight runs, every record; the shared reference's intervals
+/// widened since), and the transcription holds
 /// every rate of the v11 message and its reply, typed from them ("-b128 Averaged
 /// 141.394 operations/sec", ...; the message writes '.' between thousands).
 #[test]
@@ -1491,14 +1496,58 @@ fn the_second_exam_s_predictions_are_what_sim_prints_and_its_figures_the_message
         args.extend_from_slice(extra);
         let o = futexhash(&args);
         assert!(o.status.success(), "{args:?}");
-        // Byte for byte: the committed file is what `--output` wrote, the same records.
         let committed =
             std::fs::read(root.join("data/predictions/v11-reference-count").join(file)).unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&committed),
-            "{file}"
-        );
+        if !file.ends_with("-shared.csv") {
+            // Byte for byte: the committed file is what `--output` wrote, the same records.
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&committed),
+                "{file}"
+            );
+            continue;
+        }
+        // With the shared reference a private table's records now carry the error its
+        // exam measured (uncertainty::SHARED_REFERENCE_SD) in place of the model error of
+        // an unseen machine: every field as committed but the interval, whose log sd is
+        // the committed one with 0.179² swapped for that error's square (the replications'
+        // spread and the profile's misfit unchanged); the global hash takes no reference
+        // and keeps its committed interval.
+        let read = |bytes: &[u8]| {
+            let mut rd = csv::Reader::from_reader(bytes);
+            let header = rd.headers().unwrap().clone();
+            let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+            (header, rows)
+        };
+        let (header, printed) = read(&o.stdout);
+        let (committed_header, committed) = read(&committed);
+        assert_eq!(header, committed_header, "{file}");
+        let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (lo, hi) = (at("ops_per_sec_lo"), at("ops_per_sec_hi"));
+        let z = futexhash::sim::uncertainty::Z80;
+        let shared_sd = futexhash::sim::uncertainty::SHARED_REFERENCE_SD;
+        let unseen_sd = futexhash::sim::uncertainty::quoted_error().model_sd;
+        assert_eq!(printed.len(), committed.len(), "{file}");
+        for (p, c) in printed.iter().zip(&committed) {
+            for (k, (pf, cf)) in p.iter().zip(c.iter()).enumerate() {
+                if (k != lo && k != hi) || &c[at("buckets")] == "0" {
+                    assert_eq!(pf, cf, "{file}: column {}", &header[k]);
+                }
+            }
+            let num = |r: &csv::StringRecord, k: usize| -> f64 { r[k].parse().unwrap() };
+            let rate = num(c, at("ops_per_sec"));
+            let committed_sd = (num(c, hi) / rate).ln() / z;
+            let want = (committed_sd.powi(2) - unseen_sd.powi(2) + shared_sd.powi(2)).sqrt();
+            let want = if &c[at("buckets")] == "0" {
+                committed_sd
+            } else {
+                want
+            };
+            for (end, sign) in [(hi, 1.0), (lo, -1.0)] {
+                let got = sign * (num(p, end) / rate).ln() / z;
+                assert!((got - want).abs() < 1e-9, "{file}: {got} against {want}");
+            }
+        }
     }
 }
 
@@ -1508,7 +1557,7 @@ fn the_second_exam_s_predictions_are_what_sim_prints_and_its_figures_the_message
 #[test]
 fn a_shared_reference_run_says_its_exam_failed() {
     let note = "failed its out-of-sample exam";
-    let run = |extra: &[&str]| {
+    let run = |slots: &str, extra: &[&str]| {
         let mut args = vec![
             "sim",
             "--profile",
@@ -1516,7 +1565,7 @@ fn a_shared_reference_run_says_its_exam_failed() {
             "-t",
             "4",
             "-b",
-            "16",
+            slots,
             "--ops",
             "50",
             "--warmup",
@@ -1529,8 +1578,10 @@ fn a_shared_reference_run_says_its_exam_failed() {
         assert!(o.status.success(), "{extra:?}");
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
-    assert!(run(&["--refcount", "shared"]).contains(note));
-    assert!(run(&["--kernel", "6.17,6.16-rc"]).contains(note));
-    assert!(!run(&["--refcount", "percpu"]).contains(note));
-    assert!(!run(&[]).contains(note));
+    assert!(run("16", &["--refcount", "shared"]).contains(note));
+    assert!(run("0,16", &["--kernel", "6.17,6.16-rc"]).contains(note));
+    // The global hash takes no reference: nothing to warn of.
+    assert!(!run("0", &["--refcount", "shared"]).contains(note));
+    assert!(!run("16", &["--refcount", "percpu"]).contains(note));
+    assert!(!run("16", &[]).contains(note));
 }

@@ -181,7 +181,7 @@ pub(super) fn run(profile: &MachineProfile, file: &Path, a: &TraceSimArgs) -> Re
             ));
             head.push_str(&wrap_comment(
                 &format!(
-                    "# 80 % interval: {} (a replay has no start order to vary), model error as measured by sim validate --cv",
+                    "# 80 % interval: {} (a replay has no start order to vary), model error as measured by sim validate --cv (with the shared reference on a private table: as its exam measured)",
                     crate::sim::uncertainty::spread_source(profile)
                 ),
                 100,

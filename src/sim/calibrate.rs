@@ -21,8 +21,8 @@
 
 use super::profile::MachineProfile;
 use super::{
-    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, Refcount, SimLength, SimOp, SimWorkload,
-    round_robin_cpus, simulate,
+    Design, GLOBAL_INTERLEAVE_BYTES, LineHomes, SimLength, SimOp, SimWorkload, round_robin_cpus,
+    simulate,
 };
 use crate::hashers::KeyHasher;
 use crate::key::{FutexKey, PAGE_SIZE};
@@ -129,15 +129,9 @@ impl Scenario {
         } else {
             LineHomes::Blocks(PAGE_SIZE)
         };
-        // Only a private hash is reference-counted (`futex_private_hash_get()`): an
-        // operation on the global hash takes no reference, whatever the kernel.
-        let design = if buckets == 0 {
-            Design {
-                refcount: Refcount::None,
-                ..self.design
-            }
-        } else {
-            self.design
+        let design = Design {
+            refcount: self.design.refcount.on_table(buckets),
+            ..self.design
         };
         SimWorkload {
             op: self.op,
@@ -729,6 +723,7 @@ mod tests {
     use super::*;
     use crate::hashers::Builtin;
     use crate::hashers::HashKey;
+    use crate::sim::Refcount;
 
     fn scenario(threads: usize, cpus: u32) -> Scenario {
         let keys = (0..threads)

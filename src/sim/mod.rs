@@ -122,6 +122,15 @@ pub enum Refcount {
     PerCpu,
 }
 
+impl Refcount {
+    /// The reference an operation on a table of `buckets` slots takes (0: the global
+    /// hash): only a private hash is reference-counted (`futex_private_hash_get()`), so an
+    /// operation on the global hash takes none, whatever the kernel.
+    pub fn on_table(self, buckets: u64) -> Refcount {
+        if buckets == 0 { Refcount::None } else { self }
+    }
+}
+
 /// Bytes of one `futex_hash_bucket` in the pre-3.13 packed layout.
 pub const PACKED_BUCKET_BYTES: u32 = 24;
 /// Bytes of a cache line, and of an aligned bucket.

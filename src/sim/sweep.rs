@@ -8,7 +8,7 @@ use super::hashcost::{HashCost, hash_cost};
 use super::kernel::{AUTO_RFC_SLOTS, auto_slots};
 use super::profile::MachineProfile;
 use super::uncertainty::{
-    REPLICATIONS, interval, log_sd, profile_uncertainty, replication_profiles,
+    REPLICATIONS, design_model_sd, interval, log_sd, profile_uncertainty, replication_profiles,
 };
 use super::{
     CACHE_LINE, Design, LineHomes, LockKind, Refcount, SimLength, SimOp, SimResult, SimWorkload,
@@ -370,7 +370,11 @@ pub fn run_sweep_until(
             .map(|r| r.as_ref().expect("each run taken once").ops_per_sec)
             .collect();
         let r = runs[i * reps].take().expect("each run taken once");
-        let (lo, hi_rate) = interval(r.ops_per_sec, log_sd(&rates), unc.model_sd);
+        let (lo, hi_rate) = interval(
+            r.ops_per_sec,
+            log_sd(&rates),
+            design_model_sd(&unc, opts.design.refcount.on_table(buckets)),
+        );
         Some(SimRecord {
             bench: BenchRecord {
                 machine: simulated_machine(profile),

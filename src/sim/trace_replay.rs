@@ -966,7 +966,7 @@ pub fn replay_with_interval<H: crate::hashers::KeyHasher + ?Sized>(
     let (lo, hi) = super::uncertainty::interval(
         first.ops_per_sec,
         super::uncertainty::log_sd(&rates),
-        unc.model_sd,
+        super::uncertainty::design_model_sd(&unc, rd.design.refcount.on_table(buckets)),
     );
     first.ops_per_sec_lo = lo;
     first.ops_per_sec_hi = hi;
