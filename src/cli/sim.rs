@@ -381,10 +381,7 @@ fn design_of(
                 *s = Slots::AutoGlobal;
             }
         }
-        if let Some(s) = slots
-            .iter()
-            .find(|s| !matches!(s, Slots::Fixed(0) | Slots::AutoGlobal))
-        {
+        if let Some(s) = slots.iter().find(|s| !s.is_global()) {
             return Err(CliError::Usage(format!(
                 "-b {} needs a private futex hash, which kernel {} does not have (6.16-rc, 6.17+); use -b 0 or auto",
                 s.label(),
@@ -444,9 +441,7 @@ fn run_sim(a: SimRunArgs) -> Result<(), CliError> {
     // Only a private table takes the reference (`Refcount::on_table`).
     let has_private_table = |o: &SimOptions| match &o.slots {
         None => req.sweep.buckets.iter().any(|&b| b > 0),
-        Some(slots) => slots
-            .iter()
-            .any(|s| !matches!(s, Slots::Fixed(0) | Slots::AutoGlobal)),
+        Some(slots) => slots.iter().any(|s| !s.is_global()),
     };
     if req
         .configs

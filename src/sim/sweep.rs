@@ -74,6 +74,12 @@ impl Slots {
         }
     }
 
+    /// Whether this is the global hash whatever the threads: `0`, or `auto` on a kernel
+    /// without a private hash.
+    pub fn is_global(self) -> bool {
+        matches!(self, Slots::Fixed(0) | Slots::AutoGlobal)
+    }
+
     /// `auto`, `auto-rfc` or the number.
     pub fn label(self) -> String {
         match self {
@@ -644,7 +650,7 @@ pub fn run_lock_test_interval(
         recs.push(run_lock_test(p, contenders_per_node, same_node, len)?);
     }
     let rates: Vec<f64> = recs.iter().map(|r| r.ops_per_sec).collect();
-    let (lo, hi) = interval(rates[0], log_sd(&rates), unc.model_sd);
+    let (lo, hi) = interval(rates[0], log_sd(&rates), unc.model_sd());
     Ok(LockTestRecord {
         bench: recs.swap_remove(0),
         hash_ns: cost.ns,

@@ -261,7 +261,7 @@ pub const SHARED_REFERENCE_SD: f64 = 0.703_548_539;
 pub fn design_model_sd(unc: &ProfileUncertainty, refcount: Refcount) -> f64 {
     match refcount {
         Refcount::Shared => SHARED_REFERENCE_SD.hypot(unc.misfit),
-        Refcount::None | Refcount::PerCpu => unc.model_sd,
+        Refcount::None | Refcount::PerCpu => unc.model_sd(),
     }
 }
 
@@ -273,11 +273,17 @@ pub struct ProfileUncertainty {
     pub calibration: CalibrationSpread,
     /// Whether `calibration` is the profile's own (refitted on its runs).
     pub own_spread: bool,
-    /// Log-scale sd of the model error (CV), the profile's misfit included.
-    pub model_sd: f64,
     /// The profile's own misfit to its calibration rows (`calibration_rms_ln`, 0 when
     /// absent), log scale.
     pub misfit: f64,
+}
+
+impl ProfileUncertainty {
+    /// Log-scale sd of the model error: the CV model error of an unseen machine combined
+    /// with the profile's misfit.
+    pub fn model_sd(&self) -> f64 {
+        QUOTED.model_sd.hypot(self.misfit)
+    }
 }
 
 /// The uncertainty `sim` attaches to a profile's predictions: the model error of an
@@ -293,7 +299,6 @@ pub fn profile_uncertainty(profile: &MachineProfile) -> ProfileUncertainty {
             .as_ref()
             .map_or(SEED_BOX_CALIBRATION, spread_of_refits),
         own_spread: profile.calibration_runs.is_some(),
-        model_sd: QUOTED.model_sd.hypot(misfit),
         misfit,
     }
 }
@@ -359,10 +364,10 @@ mod tests {
     #[test]
     fn a_profile_that_misses_its_own_rows_carries_the_misfit() {
         let mut p = MachineProfile::minimal("p", 4, 2);
-        assert_eq!(profile_uncertainty(&p).model_sd, QUOTED.model_sd);
+        assert_eq!(profile_uncertainty(&p).model_sd(), QUOTED.model_sd);
         // A calibration 0.2 off its rows in ln: sqrt(0.179² + 0.2²) = 0.26840…
         p.calibration_rms_ln = Some(0.2);
-        let sd = profile_uncertainty(&p).model_sd;
+        let sd = profile_uncertainty(&p).model_sd();
         assert!(
             (sd - (0.179f64 * 0.179 + 0.04).sqrt()).abs() < 1e-12,
             "{sd}"
@@ -480,7 +485,6 @@ mod tests {
         let unc = |misfit: f64| ProfileUncertainty {
             calibration: SEED_BOX_CALIBRATION,
             own_spread: false,
-            model_sd: QUOTED.model_sd.hypot(misfit),
             misfit,
         };
         assert_eq!(
